@@ -1,0 +1,99 @@
+package valkey
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Start is where a new group begins reading. It is always declared, never defaulted.
+type Start string
+
+const (
+	StartNew  Start = "new"  // "$": only entries appended from now on
+	StartHead Start = "head" // "0": replay everything already in the stream
+)
+
+// Starts lists the accepted start positions, for validation and messages.
+var Starts = []string{string(StartNew), string(StartHead)}
+
+// ID is the stream ID XGROUP CREATE takes for s.
+func (s Start) ID() (string, error) {
+	switch s {
+	case StartNew:
+		return "$", nil
+	case StartHead:
+		return "0", nil
+	}
+	return "", fmt.Errorf("group start %q is not one of %q", string(s), Starts)
+}
+
+// Outcome names what the door did.
+type Outcome int
+
+const (
+	Created Outcome = iota + 1 // XGROUP CREATE answered OK
+	Adopted                    // the group already existed (BUSYGROUP)
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Created:
+		return "created"
+	case Adopted:
+		return "adopted"
+	}
+	return "unknown"
+}
+
+// EnsureGroup is the door: one XGROUP CREATE <stream> <group> <$|0> MKSTREAM, with the
+// group's info read back in the same round trip. It never deletes or trims anything.
+func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start Start) (Outcome, Group, error) {
+	id, err := start.ID()
+	if err != nil {
+		return 0, Group{}, err
+	}
+	var create *redis.StatusCmd
+	var info *redis.Cmd
+	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
+		create = p.XGroupCreateMkStream(ctx, stream, group, id)
+		info = p.Do(ctx, "XINFO", "GROUPS", stream)
+		return nil
+	})
+	// Whatever happened, answers cached before this point may be stale now.
+	c.groups.invalidate(stream)
+	createErr := create.Err()
+	if createErr == nil && info.Err() == nil && pipeErr != nil {
+		// The connection failed before any command ran (dial, TLS, AUTH): go-redis reports
+		// that on the pipeline only.
+		createErr = pipeErr
+	}
+	outcome, err := doorOutcome(createErr)
+	if err != nil {
+		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
+	}
+	groups, err := parseGroups(info.Val())
+	if info.Err() != nil || err != nil {
+		// The group is in place; only the read-back failed. Report the outcome without info.
+		return outcome, Group{Name: group}, nil
+	}
+	if g, ok := findGroup(groups, group); ok {
+		return outcome, g, nil
+	}
+	return outcome, Group{Name: group}, nil
+}
+
+// doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group
+// exists, which is what the caller asked for. Everything else stays an error.
+func doorOutcome(err error) (Outcome, error) {
+	msg, isReply := reply(err)
+	switch {
+	case err == nil:
+		return Created, nil
+	case isReply && strings.HasPrefix(msg, "BUSYGROUP"):
+		return Adopted, nil
+	}
+	return 0, err
+}

@@ -1,0 +1,171 @@
+package valkey
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// Group is one consumer group as XINFO GROUPS reports it. EntriesRead and Lag are nil when
+// the server reports none.
+type Group struct {
+	Name            string
+	Consumers       int64
+	Pending         int64
+	LastDeliveredID string
+	EntriesRead     *int64
+	Lag             *int64
+}
+
+// Group finds one group on stream. found is false when the stream or the group is missing;
+// err is set only when the server could not answer or the key is not a stream.
+func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found bool, err error) {
+	sg, err := c.streamGroups(ctx, stream)
+	if err != nil || !sg.exists {
+		return Group{}, false, err
+	}
+	g, found = findGroup(sg.groups, name)
+	return g, found, nil
+}
+
+// Groups lists the groups on stream; exists is false when the key is missing.
+func (c *Client) Groups(ctx context.Context, stream string) (groups []Group, exists bool, err error) {
+	sg, err := c.streamGroups(ctx, stream)
+	return sg.groups, sg.exists, err
+}
+
+// streamGroups answers XINFO GROUPS once per stream for all callers in this provider process:
+// a refresh of many groups on one stream costs one command. The door invalidates the entry.
+func (c *Client) streamGroups(ctx context.Context, stream string) (streamGroups, error) {
+	if sg, ok := c.groups.load(stream); ok {
+		return sg, nil
+	}
+	gen := c.groups.generation(stream)
+	// Callers share a fetch only within one generation, so none gets an answer older than a Create.
+	v, err, _ := c.groups.flight.Do(fmt.Sprintf("%d/%s", gen, stream), func() (any, error) {
+		raw, err := c.Universal().Do(ctx, "XINFO", "GROUPS", stream).Result()
+		if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
+			return streamGroups{exists: false}, nil
+		}
+		if err != nil {
+			return nil, c.classify(ctx, "XINFO GROUPS", stream, err)
+		}
+		groups, err := parseGroups(raw)
+		if err != nil {
+			return nil, err
+		}
+		return streamGroups{exists: true, groups: groups}, nil
+	})
+	if err != nil {
+		return streamGroups{}, err
+	}
+	sg := v.(streamGroups)
+	c.groups.store(stream, gen, sg)
+	return sg, nil
+}
+
+func findGroup(groups []Group, name string) (Group, bool) {
+	for _, g := range groups {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return Group{}, false
+}
+
+// parseGroups reads a RESP2 XINFO GROUPS reply: an array of flat field/value arrays.
+func parseGroups(reply any) ([]Group, error) {
+	rows, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("XINFO GROUPS: unexpected reply %T", reply)
+	}
+	groups := make([]Group, 0, len(rows))
+	for _, row := range rows {
+		fields, ok := row.([]any)
+		if !ok || len(fields)%2 != 0 {
+			return nil, fmt.Errorf("XINFO GROUPS: unexpected row %T", row)
+		}
+		var g Group
+		for i := 0; i < len(fields); i += 2 {
+			name, _ := fields[i].(string)
+			value := fields[i+1]
+			switch name {
+			case "name":
+				g.Name, _ = value.(string)
+			case "consumers":
+				g.Consumers, _ = value.(int64)
+			case "pending":
+				g.Pending, _ = value.(int64)
+			case "last-delivered-id":
+				g.LastDeliveredID, _ = value.(string)
+			case "entries-read":
+				g.EntriesRead = optionalInt(value)
+			case "lag":
+				g.Lag = optionalInt(value)
+			}
+		}
+		groups = append(groups, g)
+	}
+	return groups, nil
+}
+
+func optionalInt(v any) *int64 {
+	if n, ok := v.(int64); ok {
+		return &n
+	}
+	return nil
+}
+
+type streamGroups struct {
+	exists bool
+	groups []Group
+}
+
+// groupCache keeps the last XINFO GROUPS answer per stream for one provider process. A
+// generation per stream stops an answer fetched before a Create from overwriting the
+// fresher one the Create read back.
+type groupCache struct {
+	mu      sync.Mutex
+	streams map[string]streamGroups
+	gens    map[string]uint64
+	flight  singleflight.Group
+}
+
+func (gc *groupCache) load(stream string) (streamGroups, bool) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	sg, ok := gc.streams[stream]
+	return sg, ok
+}
+
+func (gc *groupCache) generation(stream string) uint64 {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	return gc.gens[stream]
+}
+
+// invalidate forgets stream's answer; fetches already under way will not store theirs.
+func (gc *groupCache) invalidate(stream string) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.gens == nil {
+		gc.gens = map[string]uint64{}
+	}
+	delete(gc.streams, stream)
+	gc.gens[stream]++
+}
+
+// store keeps sg unless stream changed generation since the caller's read began.
+func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.gens[stream] != gen {
+		return
+	}
+	if gc.streams == nil {
+		gc.streams = map[string]streamGroups{}
+	}
+	gc.streams[stream] = sg
+}

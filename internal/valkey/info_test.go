@@ -1,0 +1,164 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+func TestGroup_MissingStreamOrGroupIsNotFound(t *testing.T) {
+	t.Parallel()
+	ctx, c := context.Background(), newClient(t, valkey.Options{})
+	stream := key(t, "stream")
+	if _, found, err := c.Group(ctx, stream, "g"); err != nil || found {
+		t.Fatalf("missing stream: found=%v err=%v, want not found and no error", found, err)
+	}
+	if _, _, err := c.EnsureGroup(ctx, stream, "other", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := c.Group(ctx, stream, "g"); err != nil || found {
+		t.Fatalf("missing group: found=%v err=%v, want not found and no error", found, err)
+	}
+}
+
+func TestGroup_WrongTypeIsError(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	k := key(t, "list")
+	rdb.RPush(ctx, k, "x")
+	_, _, err := c.Group(ctx, k, "g")
+	var wt *valkey.WrongTypeError
+	if !errors.As(err, &wt) || wt.Type != "list" {
+		t.Fatalf("err = %v, want WrongTypeError naming list", err)
+	}
+}
+
+func TestGroup_UnreachableIsErrorNotNotFound(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1", MaxRetries: -1})
+	_, found, err := c.Group(context.Background(), "s", "g")
+	var unreachable *valkey.UnreachableError
+	if !errors.As(err, &unreachable) || found {
+		t.Fatalf("found=%v err=%v, want *UnreachableError: an unreachable server must never read as 'gone'", found, err)
+	}
+}
+
+func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	stream := key(t, "stream")
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "1-1", Values: []string{"k", "v"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "2-1", Values: []string{"k", "v"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "3-1", Values: []string{"k", "v"}})
+	rdb.XGroupCreate(ctx, stream, "fresh", "0")
+	// After a deletion inside the unread range the server cannot compute lag: it reports nil.
+	rdb.XGroupCreate(ctx, stream, "midway", "1-1")
+	rdb.XDel(ctx, stream, "2-1")
+	rdb.XGroupCreate(ctx, stream, "caught-up", "$")
+
+	raw, err := rdb.Do(ctx, "XINFO", "GROUPS", stream).Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sawNil, sawValue := false, false
+	for _, row := range raw {
+		fields := row.([]any)
+		var name string
+		serverValues := map[string]any{}
+		for i := 0; i < len(fields); i += 2 {
+			serverValues[fields[i].(string)] = fields[i+1]
+			if fields[i] == "name" {
+				name = fields[i+1].(string)
+			}
+		}
+		g, found, err := c.Group(ctx, stream, name)
+		if err != nil || !found {
+			t.Fatalf("%s: found=%v err=%v", name, found, err)
+		}
+		for field, got := range map[string]*int64{"entries-read": g.EntriesRead, "lag": g.Lag} {
+			want := serverValues[field]
+			switch {
+			case want == nil && got != nil:
+				t.Errorf("%s %s = %d, server reports nil", name, field, *got)
+			case want != nil && (got == nil || *got != want.(int64)):
+				t.Errorf("%s %s = %v, server reports %v", name, field, got, want)
+			case want == nil:
+				sawNil = true
+			default:
+				sawValue = true
+			}
+		}
+	}
+	if !sawNil || !sawValue {
+		t.Errorf("test setup should produce both nil and numeric counters (nil=%v value=%v)", sawNil, sawValue)
+	}
+}
+
+func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
+	t.Parallel()
+	own, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(own.Close)
+	ctx, rdb := context.Background(), own.Client()
+	defer rdb.Close()
+	const groups = 50
+	for i := range groups {
+		rdb.XGroupCreateMkStream(ctx, "orders", "g"+strconv.Itoa(i), "$")
+	}
+	c := newClient(t, valkey.Options{URL: own.URL()})
+	rdb.ConfigResetStat(ctx)
+
+	var wg sync.WaitGroup
+	for i := range groups {
+		wg.Go(func() {
+			if _, found, err := c.Group(ctx, "orders", "g"+strconv.Itoa(i)); err != nil || !found {
+				t.Errorf("g%d: found=%v err=%v", i, found, err)
+			}
+		})
+	}
+	wg.Wait()
+	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+		t.Errorf("%d groups on one stream cost %d XINFO GROUPS, want 1", groups, calls)
+	}
+}
+
+func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
+	t.Parallel()
+	ctx, c := context.Background(), newClient(t, valkey.Options{})
+	stream := key(t, "stream")
+	if _, _, err := c.EnsureGroup(ctx, stream, "a", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, _ := c.Group(ctx, stream, "b"); found {
+		t.Fatal("b found before it was created")
+	}
+	if _, _, err := c.EnsureGroup(ctx, stream, "b", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := c.Group(ctx, stream, "b"); err != nil || !found {
+		t.Fatalf("after the door created b: found=%v err=%v; a cached answer from before the door was used", found, err)
+	}
+}
+
+// commandCalls reads calls=N for one command from INFO commandstats.
+func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
+	t.Helper()
+	info := rdb.Info(context.Background(), "commandstats").Val()
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
+			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+			return n
+		}
+	}
+	return 0
+}

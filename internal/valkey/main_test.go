@@ -1,0 +1,66 @@
+package valkey_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// srv is the package's one server; every test works under its own key prefix.
+var srv *valkeytest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	srv, err = valkeytest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "valkeytest:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+// key returns a key unique to the test.
+func key(t testing.TB, suffix string) string {
+	name := strings.NewReplacer("/", ":", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("test:{%s:%d}:%s", name, rand.Uint32(), suffix)
+}
+
+func newClient(t testing.TB, opts valkey.Options) *valkey.Client {
+	t.Helper()
+	if opts.URL == "" {
+		opts.URL = srv.URL()
+	}
+	c, err := valkey.NewClient(opts)
+	if err != nil {
+		t.Fatalf("NewClient: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func adminClient(t testing.TB) *redis.Client {
+	t.Helper()
+	c := srv.Client()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// serverGroups is what XINFO GROUPS says, straight from the server.
+func serverGroups(t testing.TB, rdb *redis.Client, stream string) []redis.XInfoGroup {
+	t.Helper()
+	groups, err := rdb.XInfoGroups(context.Background(), stream).Result()
+	if err != nil {
+		t.Fatalf("XINFO GROUPS %s: %v", stream, err)
+	}
+	return groups
+}
