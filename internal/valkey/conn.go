@@ -1,6 +1,7 @@
 package valkey
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -42,8 +43,17 @@ type Client struct {
 	groups groupCache
 }
 
+var quietLibrary sync.Once
+
+// discardLogger drops go-redis's own log lines: every failure reaches the caller as a typed
+// error, and stray lines on the plugin's stderr only confuse Terraform's output.
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
+
 // NewClient checks the options and returns a client that has not dialled yet.
 func NewClient(opts Options) (*Client, error) {
+	quietLibrary.Do(func() { redis.SetLogger(discardLogger{}) })
 	if opts.URL == "" {
 		opts.URL = DefaultURL
 	}
@@ -150,6 +160,9 @@ func ParseURL(raw string) (*redis.Options, error) {
 // RedactURL hides the password in a URL, even one that does not parse.
 func RedactURL(raw string) string {
 	if u, err := url.Parse(raw); err == nil {
+		if _, has := u.User.Password(); !has {
+			return raw
+		}
 		return u.Redacted()
 	}
 	scheme, rest, ok := strings.Cut(raw, "://")

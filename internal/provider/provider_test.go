@@ -1,0 +1,174 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// testServer is the package's shared server; each test works under its own key prefix.
+var testServer *valkeytest.Server
+
+func TestMain(m *testing.M) {
+	var err error
+	testServer, err = valkeytest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "valkeytest:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testServer.Close()
+	os.Exit(code)
+}
+
+var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"valkey": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// testAccProviderConfig points the provider at srv.
+func testAccProviderConfig(srv *valkeytest.Server) string {
+	return fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())
+}
+
+// testKey returns a stream key unique to the test, in the shape users write.
+func testKey(t testing.TB) string {
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("emq:{%s-%d}:stream/main", name, rand.Uint32())
+}
+
+func testAdmin(t testing.TB, srv *valkeytest.Server) *redis.Client {
+	t.Helper()
+	c := srv.Client()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// serverGroup is the group as the server reports it, or ok=false.
+func serverGroup(rdb *redis.Client, stream, name string) (redis.XInfoGroup, bool, error) {
+	groups, err := rdb.XInfoGroups(context.Background(), stream).Result()
+	if err != nil {
+		if strings.Contains(err.Error(), "no such key") {
+			return redis.XInfoGroup{}, false, nil
+		}
+		return redis.XInfoGroup{}, false, err
+	}
+	for _, g := range groups {
+		if g.Name == name {
+			return g, true, nil
+		}
+	}
+	return redis.XInfoGroup{}, false, nil
+}
+
+// checkGroupOnServer fails unless the group exists on the server.
+func checkGroupOnServer(rdb *redis.Client, stream, name string) error {
+	_, ok, err := serverGroup(rdb, stream, name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("group %q is not on stream %q", name, stream)
+	}
+	return nil
+}
+
+// checkServer runs an assertion against the server as a state check.
+func checkServer(fn func() error) statecheck.StateCheck { return serverCheck(fn) }
+
+type serverCheck func() error
+
+func (c serverCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = c()
+}
+
+func TestOptionsFrom_Precedence(t *testing.T) {
+	env := map[string]string{envURL: "valkey://env:1/2", envUsername: "env-user", envPassword: "env-pw"}
+	getenv := func(k string) string { return env[k] }
+	none := func(string) string { return "" }
+	set := providerModel{URL: types.StringValue("valkey://attr:1/0"), Username: types.StringValue("attr-user"), Password: types.StringValue("attr-pw")}
+	unset := providerModel{URL: types.StringNull(), Username: types.StringNull(), Password: types.StringNull()}
+
+	for _, tc := range []struct {
+		name   string
+		config providerModel
+		getenv func(string) string
+		want   valkey.Options
+		source string
+	}{
+		{"attribute wins over env", set, getenv, valkey.Options{URL: "valkey://attr:1/0", Username: "attr-user", Password: "attr-pw"}, "the url attribute"},
+		{"env when attribute unset", unset, getenv, valkey.Options{URL: "valkey://env:1/2", Username: "env-user", Password: "env-pw"}, "the VALKEY_URL environment variable"},
+		{"default when neither", unset, none, valkey.Options{URL: valkey.DefaultURL}, "the default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, source := optionsFrom(tc.config, tc.getenv)
+			if got != tc.want || source != tc.source {
+				t.Errorf("got %+v from %q, want %+v from %q", got, source, tc.want, tc.source)
+			}
+		})
+	}
+}
+
+func TestAccProvider_MalformedURLFailsAtPlan(t *testing.T) {
+	t.Parallel()
+	for _, url := range []string{"http://127.0.0.1:6379", "127.0.0.1:6379", "valkey://", "valkey://127.0.0.1:6379/notadb"} {
+		t.Run(url, func(t *testing.T) {
+			t.Parallel()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: fmt.Sprintf(`provider "valkey" {
+  url = %q
+}
+%s`, url, testAccStreamGroupConfig("s", "g", "new")),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*url.*accepted\s+forms:\s+valkey://`),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccProvider_URLFromEnvironment(t *testing.T) {
+	// t.Setenv: not parallel.
+	stream := testKey(t)
+	t.Setenv(envURL, testServer.URL())
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: testAccStreamGroupConfig(stream, "from-env", "new"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "from-env") }),
+			},
+		}},
+	})
+}
+
+func TestAccProvider_AttributeOverridesEnvironment(t *testing.T) {
+	stream := testKey(t)
+	t.Setenv(envURL, "valkey://127.0.0.1:1/0") // nothing listens there
+	t.Setenv(envPassword, "not-needed")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", testServer.URL()) +
+				testAccStreamGroupConfig(stream, "from-attr", "new"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "from-attr") }),
+			},
+		}},
+	})
+}

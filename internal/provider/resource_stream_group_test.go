@@ -1,0 +1,464 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+func testAccStreamGroupConfig(stream, name, start string) string {
+	return fmt.Sprintf(`
+resource "valkey_stream_group" "test" {
+  stream      = %[1]q
+  name        = %[2]q
+  group_start = %[3]q
+}
+`, stream, name, start)
+}
+
+// testAccCheckGroupsStay is a CheckDestroy: after destroy the groups must STILL be there.
+func testAccCheckGroupsStay(rdb *redis.Client, stream string, names ...string) func(*terraform.State) error {
+	return func(*terraform.State) error {
+		for _, name := range names {
+			if err := checkGroupOnServer(rdb, stream, name); err != nil {
+				return fmt.Errorf("destroy must leave the group on the server: %w", err)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccStreamGroup_create(t *testing.T) {
+	t.Parallel()
+	rdb, stream := testAdmin(t, testServer), testKey(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
+		Steps: []resource.TestStep{{
+			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
+				plancheck.ExpectUnknownValue("valkey_stream_group.test", tfjsonpath.New("adopted")),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("id"), knownvalue.StringExact(stream+"/billing")),
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("new")),
+				checkServer(func() error {
+					if typ := rdb.Type(context.Background(), stream).Val(); typ != "stream" {
+						return fmt.Errorf("TYPE %s = %q, want stream created by MKSTREAM", stream, typ)
+					}
+					return checkGroupOnServer(rdb, stream, "billing")
+				}),
+			},
+		}, {
+			// A second plan with nothing changed is empty: Read confirms the group.
+			Config:   testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			PlanOnly: true,
+		}},
+	})
+}
+
+func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-0", Values: []string{"k", "v"}})
+				if err := rdb.XGroupCreate(ctx, stream, "billing", "$").Err(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
+				checkServer(func() error {
+					g, _, err := serverGroup(rdb, stream, "billing")
+					if err != nil {
+						return err
+					}
+					if g.LastDeliveredID != "7-0" {
+						return fmt.Errorf("adopted group moved to %q; head must not be applied to an existing group", g.LastDeliveredID)
+					}
+					return nil
+				}),
+			},
+		}},
+	})
+}
+
+// readCount is how many entries a fresh consumer of the group receives right now.
+func readCount(rdb *redis.Client, stream, group string) (int, error) {
+	res, err := rdb.XReadGroup(context.Background(), &redis.XReadGroupArgs{
+		Group: group, Consumer: "probe", Streams: []string{stream, ">"}, Count: 100, Block: -1,
+	}).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return len(res[0].Messages), nil
+}
+
+func TestAccStreamGroup_headReplaysAndNewDoesNot(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	config := testAccProviderConfig(testServer) + fmt.Sprintf(`
+resource "valkey_stream_group" "replay" {
+  stream      = %[1]q
+  name        = "replay"
+  group_start = "head"
+}
+
+resource "valkey_stream_group" "tail" {
+  stream      = %[1]q
+  name        = "tail"
+  group_start = "new"
+}
+`, stream)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				for range 3 {
+					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "before"}})
+				}
+			},
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				checkServer(func() error {
+					if n, err := readCount(rdb, stream, "replay"); err != nil || n != 3 {
+						return fmt.Errorf("head group delivered %d of the 3 earlier entries (err %v), want 3", n, err)
+					}
+					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 0 {
+						return fmt.Errorf("new group delivered %d earlier entries (err %v), want 0", n, err)
+					}
+					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "after"}})
+					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 1 {
+						return fmt.Errorf("new group delivered %d later entries (err %v), want 1", n, err)
+					}
+					return nil
+				}),
+			},
+		}},
+	})
+}
+
+func TestAccStreamGroup_wrongTypeFailsAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { rdb.Set(ctx, stream, "not a stream", 0) },
+			Config:    testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "g", "new"),
+			ExpectError: regexp.MustCompile(`(?s)Consumer Group Not Created.*` + regexp.QuoteMeta(fmt.Sprintf("%q", stream)[:20]) +
+				`.*holds a string, not a stream`),
+		}, {
+			// No resource in state: a configuration without it plans nothing to destroy.
+			Config: testAccProviderConfig(testServer),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectEmptyPlan(),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				checkServer(func() error {
+					if v := rdb.Get(ctx, stream).Val(); v != "not a stream" {
+						return fmt.Errorf("the string at %s changed to %q", stream, v)
+					}
+					return nil
+				}),
+			},
+		}},
+	})
+}
+
+func TestAccStreamGroup_invalidGroupStartFailsAtPlan(t *testing.T) {
+	t.Parallel()
+	for _, start := range []string{"$", "0", "tail", ""} {
+		t.Run(fmt.Sprintf("%q", start), func(t *testing.T) {
+			t.Parallel()
+			rdb, stream := testAdmin(t, testServer), testKey(t)
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "g", start),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)group_start.*value must be one of:.*"new".*"head"`),
+				}},
+			})
+			if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
+				t.Errorf("the stream exists after a plan-time failure")
+			}
+		})
+	}
+}
+
+func TestAccStreamGroup_emptyStreamOrNameFailsAtPlan(t *testing.T) {
+	t.Parallel()
+	for attr, config := range map[string]string{
+		"stream": testAccStreamGroupConfig("", "g", "new"),
+		"name":   testAccStreamGroupConfig("s", "", "new"),
+	} {
+		t.Run(attr, func(t *testing.T) {
+			t.Parallel()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      testAccProviderConfig(testServer) + config,
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Attribute ` + attr + ` string length must be at least 1`),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy: func(s *terraform.State) error {
+			if err := testAccCheckGroupsStay(rdb, stream, "billing")(s); err != nil {
+				return err
+			}
+			if n := rdb.XLen(ctx, stream).Val(); n != 2 {
+				return fmt.Errorf("XLEN %s = %d after destroy, want the 2 entries still there", stream, n)
+			}
+			if g, _, _ := serverGroup(rdb, stream, "billing"); g.Pending != 1 {
+				return fmt.Errorf("pending = %d after destroy, want the 1 pending entry kept", g.Pending)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
+				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
+				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}})
+				return rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "c", Streams: []string{stream, ">"}, Count: 1}).Err()
+			})},
+		}},
+	})
+}
+
+func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig: func() {
+					if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
+					checkServer(func() error { return checkGroupOnServer(rdb, stream, "billing") }),
+				},
+			},
+			{
+				// The whole stream deleted out of band: also planned as a create, and recreated.
+				PreConfig: func() { rdb.Del(ctx, stream) },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					checkServer(func() error { return checkGroupOnServer(rdb, stream, "billing") }),
+				},
+			},
+		},
+	})
+}
+
+func TestAccStreamGroup_import(t *testing.T) {
+	t.Parallel()
+	rdb := testAdmin(t, testServer)
+	// Keys with ":", "{", "}" and "/" round-trip: the ID splits at the last "/".
+	stream := testKey(t) + "/with/slashes"
+	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				ResourceName:      "valkey_stream_group.test",
+				ImportState:       true,
+				ImportStateId:     stream + "/billing",
+				ImportStateVerify: true,
+				// The server does not know group_start, and an import is an adoption.
+				ImportStateVerifyIgnore: []string{"group_start", "adopted"},
+			},
+		},
+	})
+}
+
+func TestAccStreamGroup_importBlockRecordsGroupStartWithoutReplacement(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head") + fmt.Sprintf(`
+import {
+  to = valkey_stream_group.test
+  id = %q
+}
+`, stream+"/billing")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Config: config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionUpdate),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("head")),
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("id"), knownvalue.StringExact(stream+"/billing")),
+			},
+		}, {
+			Config:   config,
+			PlanOnly: true,
+		}},
+	})
+}
+
+func TestAccStreamGroup_importErrors(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	for _, tc := range []struct {
+		id   string
+		want string
+	}{
+		{"no-slash-here", `Invalid Import ID.*not of the form <stream>/<name>`},
+		{stream + "/", `Invalid Import ID`},
+		{"/billing", `Invalid Import ID`},
+		{stream + "/does-not-exist", `Cannot import non-existent remote object`},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			t.Parallel()
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:        testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "does-not-exist", "new"),
+					ResourceName:  "valkey_stream_group.test",
+					ImportState:   true,
+					ImportStateId: tc.id,
+					ExpectError:   regexp.MustCompile(`(?s)` + tc.want),
+				}},
+			})
+		})
+	}
+}
+
+func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	var before string
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
+				// Move the group forward: one entry delivered.
+				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
+				if _, err := readCount(rdb, stream, "billing"); err != nil {
+					return err
+				}
+				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}})
+				g, _, err := serverGroup(rdb, stream, "billing")
+				before = g.LastDeliveredID
+				return err
+			})},
+		}, {
+			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionDestroyBeforeCreate),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
+				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("head")),
+				checkServer(func() error {
+					g, ok, err := serverGroup(rdb, stream, "billing")
+					if err != nil || !ok {
+						return fmt.Errorf("group gone after replacement (err %v)", err)
+					}
+					if g.LastDeliveredID != before {
+						return fmt.Errorf("last-delivered-id moved from %s to %s; a group_start change must not move the group", before, g.LastDeliveredID)
+					}
+					if n, err := readCount(rdb, stream, "billing"); err != nil || n != 1 {
+						return fmt.Errorf("group delivers %d entries (err %v), want only the 1 undelivered one", n, err)
+					}
+					return nil
+				}),
+			},
+		}},
+	})
+}
+
+func TestAccStreamGroup_refreshWithServerDownKeepsState(t *testing.T) {
+	t.Parallel()
+	// An own server with fsync'd persistence: the test kills it and brings it back.
+	srv, err := valkeytest.Start(valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	stream := testKey(t)
+	config := testAccProviderConfig(srv) + testAccStreamGroupConfig(stream, "billing", "new")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				PreConfig:    srv.Stop,
+				RefreshState: true,
+				ExpectError:  regexp.MustCompile(`(?s)Consumer Group Not Read.*Could not talk to Valkey at ` + regexp.QuoteMeta(srv.Addr())),
+			},
+			{
+				// Back up: the resource is still in state, so nothing is planned.
+				PreConfig: func() {
+					if err := srv.Restart(); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("id"), knownvalue.StringExact(stream+"/billing")),
+				},
+			},
+		},
+	})
+}
