@@ -1,0 +1,65 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+)
+
+func TestCLIStreamGroup_adoptionWarnsWithPosition(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	rdb.Do(ctx, "XGROUP", "SETID", stream, "billing", "42-7")
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "head"))
+
+	diags := r.run(true, "apply", "-auto-approve")
+	expectWarning(t, diags, "Consumer Group Adopted", 1,
+		fmt.Sprintf("%q already existed on stream %q", "billing", stream), `group_start "head" was not applied`, "42-7")
+}
+
+func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
+	t.Parallel()
+	rdb, stream := testAdmin(t, testServer), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r.run(true, "apply", "-auto-approve")
+
+	expectWarning(t, r.run(true, "plan", "-destroy"), "Consumer Group Will Stay On Server", 1,
+		`group "billing" of stream`, "sends nothing to the server")
+	expectWarning(t, r.run(true, "destroy", "-auto-approve"), "Consumer Group Left On Server", 1,
+		`group "billing" of stream`, "sends nothing to the server")
+	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
+		t.Errorf("after destroy: %v", err)
+	}
+}
+
+func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r.run(true, "apply", "-auto-approve")
+
+	r.write(testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"))
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Group Start Change Will Not Move The Group", 1,
+		`from "new" to "head"`, "will adopt it and its read position will not move")
+	expectWarning(t, diags, "Replaced Consumer Group Will Stay On Server", 0)
+}
+
+func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
+	t.Parallel()
+	rdb, stream := testAdmin(t, testServer), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r.run(true, "apply", "-auto-approve")
+
+	r.write(testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "invoicing", "new"))
+	expectWarning(t, r.run(true, "apply", "-auto-approve"), "Replaced Consumer Group Will Stay On Server", 1,
+		`group "billing" of stream`)
+	for _, g := range []string{"billing", "invoicing"} {
+		if err := checkGroupOnServer(rdb, stream, g); err != nil {
+			t.Errorf("after the rename: %v", err)
+		}
+	}
+}
