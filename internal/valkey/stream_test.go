@@ -1,0 +1,188 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+)
+
+func TestStreamInfo_MatchesServer(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	stream := key(t, "stream")
+	for _, id := range []string{"1-1", "2-1", "3-1", "4-1"} {
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: id, Values: []string{"k", "v"}})
+	}
+	rdb.XDel(ctx, stream, "4-1") // last-generated-id stays 4-1; max-deleted-entry-id becomes 4-1
+	rdb.XDel(ctx, stream, "1-1")
+	rdb.XGroupCreate(ctx, stream, "billing", "0")
+	rdb.XGroupCreate(ctx, stream, "audit", "$")
+
+	got, err := c.StreamInfo(ctx, stream)
+	if err != nil {
+		t.Fatalf("StreamInfo: %v", err)
+	}
+	want, err := rdb.XInfoStream(ctx, stream).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Key != stream || got.Length != want.Length || got.LastGeneratedID != want.LastGeneratedID ||
+		got.EntriesAdded != want.EntriesAdded || got.MaxDeletedEntryID != want.MaxDeletedEntryID {
+		t.Errorf("StreamInfo = %+v, server says %+v", got, want)
+	}
+	if got.Length != 2 || got.LastGeneratedID != "4-1" || got.MaxDeletedEntryID != "4-1" || got.EntriesAdded != 4 {
+		t.Errorf("StreamInfo = %+v, want length 2, last generated 4-1, max deleted 4-1, 4 added", got)
+	}
+	if got.FirstEntryID == nil || *got.FirstEntryID != want.FirstEntry.ID || *got.FirstEntryID != "2-1" {
+		t.Errorf("first entry = %v, server says %q", got.FirstEntryID, want.FirstEntry.ID)
+	}
+	if got.LastEntryID == nil || *got.LastEntryID != want.LastEntry.ID || *got.LastEntryID != "3-1" {
+		t.Errorf("last entry = %v, server says %q", got.LastEntryID, want.LastEntry.ID)
+	}
+	var serverNames []string
+	for _, g := range serverGroups(t, rdb, stream) {
+		serverNames = append(serverNames, g.Name)
+	}
+	if !slices.Equal(got.Groups, serverNames) || len(got.Groups) != 2 {
+		t.Errorf("groups = %q, server lists %q", got.Groups, serverNames)
+	}
+}
+
+func TestStreamInfo_EmptyStreamHasNoEntryIDs(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	stream := key(t, "stream")
+	rdb.XGroupCreateMkStream(ctx, stream, "g", "$")
+
+	got, err := c.StreamInfo(ctx, stream)
+	if err != nil {
+		t.Fatalf("StreamInfo: %v", err)
+	}
+	if got.Length != 0 || got.FirstEntryID != nil || got.LastEntryID != nil || got.LastGeneratedID != "0-0" {
+		t.Errorf("empty stream = %+v, want length 0, no first or last entry, last generated 0-0", got)
+	}
+	if !slices.Equal(got.Groups, []string{"g"}) {
+		t.Errorf("groups = %q, want [g]", got.Groups)
+	}
+}
+
+func TestStreamInfo_MissingIsNotFound(t *testing.T) {
+	t.Parallel()
+	stream := key(t, "stream")
+	_, err := newClient(t, valkey.Options{}).StreamInfo(context.Background(), stream)
+	var nf *valkey.NotFoundError
+	if !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "" {
+		t.Fatalf("err = %v (%T), want *NotFoundError naming stream %q", err, err, stream)
+	}
+}
+
+func TestStreamInfo_WrongTypeNamesTheType(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	k := key(t, "hash")
+	rdb.HSet(ctx, k, "f", "v")
+	_, err := c.StreamInfo(ctx, k)
+	var wt *valkey.WrongTypeError
+	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "hash" {
+		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and hash", err, err, k)
+	}
+}
+
+func TestStreamInfo_UnreachableNamesAddress(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
+	_, err := c.StreamInfo(context.Background(), "s")
+	var unreachable *valkey.UnreachableError
+	if !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
+		t.Fatalf("err = %v (%T), want *UnreachableError at 127.0.0.1:1", err, err)
+	}
+}
+
+func TestGroupDetail_MatchesServer(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	stream := key(t, "stream")
+	for range 5 {
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "v"}})
+	}
+	rdb.XGroupCreate(ctx, stream, "billing", "0")
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "alice", Streams: []string{stream, ">"}, Count: 2})
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "bob", Streams: []string{stream, ">"}, Count: 1})
+	rdb.XGroupCreateConsumer(ctx, stream, "billing", "carol")
+
+	g, consumers, err := c.GroupDetail(ctx, stream, "billing")
+	if err != nil {
+		t.Fatalf("GroupDetail: %v", err)
+	}
+	groups := serverGroups(t, rdb, stream)
+	want := groups[0]
+	if g.Name != "billing" || g.Consumers != want.Consumers || g.Pending != want.Pending ||
+		g.LastDeliveredID != want.LastDeliveredID || g.EntriesRead == nil || *g.EntriesRead != want.EntriesRead ||
+		g.Lag == nil || *g.Lag != want.Lag {
+		t.Errorf("group = %+v, server says %+v", g, want)
+	}
+	if g.Consumers != 3 || g.Pending != 3 || *g.Lag != 2 {
+		t.Errorf("group = %+v, want 3 consumers, 3 pending, lag 2", g)
+	}
+	serverConsumers, err := rdb.XInfoConsumers(ctx, stream, "billing").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(consumers) != len(serverConsumers) {
+		t.Fatalf("consumers = %+v, server lists %+v", consumers, serverConsumers)
+	}
+	for i, sc := range serverConsumers {
+		got := consumers[i]
+		if got.Name != sc.Name || got.Pending != sc.Pending || got.IdleMs < 0 || got.IdleMs > sc.Idle.Milliseconds()+1000 {
+			t.Errorf("consumer %d = %+v, server says %+v", i, got, sc)
+		}
+	}
+	pending := map[string]int64{}
+	for _, cons := range consumers {
+		pending[cons.Name] = cons.Pending
+	}
+	if pending["alice"] != 2 || pending["bob"] != 1 || pending["carol"] != 0 || len(pending) != 3 {
+		t.Errorf("pending per consumer = %v, want alice 2, bob 1, carol 0", pending)
+	}
+}
+
+func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	stream := key(t, "stream")
+	var nf *valkey.NotFoundError
+	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "" {
+		t.Errorf("missing stream: err = %v, want *NotFoundError naming only the stream", err)
+	}
+	rdb.XGroupCreateMkStream(ctx, stream, "other", "$")
+	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "billing" {
+		t.Errorf("missing group: err = %v, want *NotFoundError naming group billing", err)
+	}
+}
+
+func TestGroupDetail_WrongTypeNamesTheType(t *testing.T) {
+	t.Parallel()
+	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+	k := key(t, "set")
+	rdb.SAdd(ctx, k, "x")
+	_, _, err := c.GroupDetail(ctx, k, "g")
+	var wt *valkey.WrongTypeError
+	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "set" {
+		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and set", err, err, k)
+	}
+}
+
+func TestGroupDetail_UnreachableIsNotNotFound(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
+	_, _, err := c.GroupDetail(context.Background(), "s", "g")
+	var unreachable *valkey.UnreachableError
+	if !errors.As(err, &unreachable) {
+		t.Fatalf("err = %v (%T), want *UnreachableError: an unreachable server must never read as missing", err, err)
+	}
+}
