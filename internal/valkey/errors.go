@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -47,13 +48,13 @@ func (e *RefusedError) Code() string {
 func (e *RefusedError) Hint() string {
 	switch e.Code() {
 	case "NOPERM":
-		return "The ACL user lacks a permission this command needs; grant it (see the provider's minimal ACL) or use another user."
+		return "The ACL user lacks the permission named in the reply: grant it (see the provider's minimal ACL) or use another user."
 	case "READONLY":
 		return "The address points at a replica; point the provider at the primary (or use the sentinel block)."
 	case "LOADING":
 		return "The server is still loading its dataset; retry when it has finished."
 	case "CLUSTERDOWN":
-		return "The cluster cannot serve this slot; check `CLUSTER INFO` and the nodes' health."
+		return "The cluster cannot serve this key's slot: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
 	case "MOVED", "ASK", "CROSSSLOT":
 		return "The server is part of a cluster; configure the provider's cluster block instead of a single url."
 	}
@@ -63,8 +64,10 @@ func (e *RefusedError) Hint() string {
 // UnreachableError is a failure to talk to the server at all: refused connection, DNS,
 // timeout, TLS verification, or authentication.
 type UnreachableError struct {
-	Addr string
-	Err  error
+	Addr       string
+	Err        error
+	TLS        bool // TLS was on
+	ClientCert bool // a client certificate was offered
 }
 
 func (e *UnreachableError) Error() string {
@@ -76,28 +79,50 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // Hint says what to check, as a sentence, for the kind of failure.
 func (e *UnreachableError) Hint() string {
 	var (
-		rerr   redis.Error
-		dnsErr *net.DNSError
-		uaErr  x509.UnknownAuthorityError
-		hnErr  x509.HostnameError
-		ciErr  x509.CertificateInvalidError
-		recErr tls.RecordHeaderError
+		rerr    redis.Error
+		unknown *ConfigUnknownError
+		dnsErr  *net.DNSError
+		verify  *tls.CertificateVerificationError
+		uaErr   x509.UnknownAuthorityError
+		hnErr   x509.HostnameError
+		ciErr   x509.CertificateInvalidError
+		recErr  tls.RecordHeaderError
+		opErr   *net.OpError
+		netErr  net.Error
 	)
 	switch {
+	case errors.As(e.Err, &unknown):
+		return "The provider's configuration depends on values known only after apply (for example a url taken from a resource not created yet). " +
+			"Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
 	case errors.As(e.Err, &rerr) && (strings.HasPrefix(rerr.Error(), "WRONGPASS") || strings.HasPrefix(rerr.Error(), "NOAUTH")):
-		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url)."
+		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url) and that the ACL user is enabled."
+	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM"):
+		return "The ACL user may not run a command the connection needs: grant it (see the provider's minimal ACL) or use another user."
+	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "CLUSTERDOWN"):
+		return "The cluster cannot serve requests: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
 	case errors.As(e.Err, &dnsErr):
-		return "The host name does not resolve: check the host in the url."
+		return "The host name does not resolve: check the host in the url (or the cluster or sentinel addresses) and DNS."
 	case errors.Is(e.Err, syscall.ECONNREFUSED):
-		return "Nothing is listening there: check that valkey-server is running and that the url's host and port are right."
-	case errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, os.ErrDeadlineExceeded):
-		return "The server did not answer in time: check the address, firewalls, and the server's load."
-	case errors.As(e.Err, &uaErr), errors.As(e.Err, &hnErr), errors.As(e.Err, &ciErr):
-		return "TLS verification failed: check the CA certificate and the server name."
+		return "Nothing is listening there: check that valkey-server is running and that the host and port are right."
+	case errors.As(e.Err, &verify), errors.As(e.Err, &uaErr), errors.As(e.Err, &hnErr), errors.As(e.Err, &ciErr):
+		return "TLS verification of the server's certificate failed: check tls.ca_cert (or ca_cert_file) and that tls.server_name matches a name in the certificate."
+	case errors.As(e.Err, &opErr) && opErr.Op == "remote error": // crypto/tls's way of reporting the peer's TLS alert
+		return "The server rejected the TLS handshake: if it requires client certificates (tls-auth-clients), set tls.cert and tls.key to a pair its CA trusts."
 	case errors.As(e.Err, &recErr):
-		return "The server did not speak TLS: use valkey:// instead of valkeys:// or check the port."
+		return "The server did not speak TLS: use valkey:// without a tls block, or check the port."
+	case (errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)) && !e.TLS:
+		return "The server closed the connection: if it expects TLS, use valkeys:// or a tls block; otherwise check its logs and maxclients."
+	case (errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)) && !e.ClientCert:
+		// With TLS 1.3 the server checks the client certificate after the client's handshake
+		// ends, so a missing certificate often shows up as a reset on the first command.
+		return "The server closed the TLS connection: if it requires client certificates (tls-auth-clients), set tls.cert and tls.key to a pair its CA trusts."
+	case errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET):
+		return "The server closed the TLS connection: check that its tls-ca-cert-file trusts the client certificate in tls.cert, and the server's logs."
+	case errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, os.ErrDeadlineExceeded) || (errors.As(e.Err, &netErr) && netErr.Timeout()):
+		return "The server did not answer in time: check the address and port (a TLS client on a plain port waits like this), " +
+			"firewalls, the server's load, and dial_timeout/command_timeout."
 	}
-	return "Check the url, the network path to the server, and the server's logs."
+	return "Check the address, the network path to the server, and the server's logs."
 }
 
 // reply returns the server's error reply and true when err is one.
@@ -127,7 +152,13 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}
-	return &UnreachableError{Addr: c.Addr(), Err: err}
+	return c.unreachable(err)
+}
+
+// unreachable wraps a transport error with what the hint needs to know about the connection.
+func (c *Client) unreachable(err error) *UnreachableError {
+	tlsOn, clientCert := c.tlsState()
+	return &UnreachableError{Addr: c.Addr(), Err: err, TLS: tlsOn, ClientCert: clientCert}
 }
 
 // keyType answers TYPE key, or "non-stream value" when even that fails.

@@ -20,12 +20,14 @@ import (
 
 // Server is one valkey-server process listening on 127.0.0.1.
 type Server struct {
-	Port int
-	Dir  string
-	args []string
-	bin  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	Port    int
+	TLSPort int // 0 unless started WithTLS
+	Dir     string
+	args    []string
+	optErr  error
+	bin     string
+	cmd     *exec.Cmd
+	done    chan struct{}
 }
 
 // Option changes how a server is started.
@@ -60,6 +62,9 @@ func Start(opts ...Option) (*Server, error) {
 	s := &Server{Dir: dir}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.optErr != nil {
+		return nil, s.optErr
 	}
 	if s.bin == "" {
 		if s.bin, err = Binary(); err != nil {

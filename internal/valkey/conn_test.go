@@ -1,0 +1,368 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// MinimalACL is the permission set the provider documents for standalone servers.
+const MinimalACL = "+xgroup|create +xinfo|groups +type"
+
+// startTLS runs a server with a TLS port for one test.
+func startTLS(t *testing.T, requireClientCert bool) (*valkeytest.Server, *valkeytest.PKI) {
+	t.Helper()
+	pki, err := valkeytest.NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pki.Close)
+	s, err := valkeytest.Start(valkeytest.WithTLS(pki, requireClientCert))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, pki
+}
+
+// unreachable asserts err is an UnreachableError whose hint contains hint and whose text
+// names addr.
+func unreachable(t *testing.T, err error, addr, hint string) *valkey.UnreachableError {
+	t.Helper()
+	var u *valkey.UnreachableError
+	if !errors.As(err, &u) {
+		t.Fatalf("err = %T %v, want *valkey.UnreachableError", err, err)
+	}
+	if !strings.Contains(u.Error(), addr) {
+		t.Errorf("error %q does not name address %s", u.Error(), addr)
+	}
+	if !strings.Contains(u.Hint(), hint) {
+		t.Errorf("hint = %q, want it to contain %q (err: %v)", u.Hint(), hint, u.Err)
+	}
+	return u
+}
+
+// aclUser creates an ACL user limited to keyPattern with perms, and removes it afterwards.
+func aclUser(t *testing.T, srv *valkeytest.Server, keyPattern, perms string) (name, password string) {
+	t.Helper()
+	name = fmt.Sprintf("u%d", rand.Uint32())
+	password = fmt.Sprintf("pw-%d", rand.Uint64())
+	rdb := srv.Client()
+	defer rdb.Close()
+	args := []any{"ACL", "SETUSER", name, "reset", "on", ">" + password, "~" + keyPattern, "resetchannels"}
+	for _, p := range strings.Fields(perms) {
+		args = append(args, p)
+	}
+	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		rdb := srv.Client()
+		defer rdb.Close()
+		rdb.Do(context.Background(), "ACL", "DELUSER", name)
+	})
+	return name, password
+}
+
+// keyPattern is an ACL pattern matching every key that starts like k up to its hash tag.
+func keyPattern(k string) string {
+	i := strings.Index(k, "}")
+	return k[:i+1] + "*"
+}
+
+func TestClient_TLSVerifiesServer(t *testing.T) {
+	t.Parallel()
+	s, pki := startTLS(t, false)
+	stream := key(t, "stream")
+	for name, tlsOpts := range map[string]*valkey.TLSOptions{
+		"ca_cert":      {CACert: string(pki.CACert)},
+		"ca_cert_file": {CACertFile: pki.CACertFile, ServerName: "localhost"},
+	} {
+		c := newClient(t, valkey.Options{URL: "valkey://" + s.TLSAddr(), TLS: tlsOpts})
+		if _, _, err := c.EnsureGroup(context.Background(), stream, name, valkey.StartNew); err != nil {
+			t.Fatalf("%s: EnsureGroup over TLS: %v", name, err)
+		}
+	}
+	rdb := s.Client() // plain port, for the assertion
+	defer rdb.Close()
+	if groups := serverGroups(t, rdb, stream); len(groups) != 2 {
+		t.Errorf("server groups = %+v, want the two created over TLS", groups)
+	}
+}
+
+func TestClient_TLSWrongCAIsRejectedClearly(t *testing.T) {
+	t.Parallel()
+	s, _ := startTLS(t, false)
+	other, err := valkeytest.NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	c := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(other.CACert)}, MaxRetries: -1})
+	_, _, err = c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
+	unreachable(t, err, s.TLSAddr(), "TLS verification of the server's certificate failed")
+	// And with the system roots only (valkeys:// without a tls block) it fails the same way.
+	c = newClient(t, valkey.Options{URL: s.TLSURL(), MaxRetries: -1})
+	_, _, err = c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
+	unreachable(t, err, s.TLSAddr(), "TLS verification")
+}
+
+func TestClient_MutualTLS(t *testing.T) {
+	t.Parallel()
+	s, pki := startTLS(t, true)
+	stream := key(t, "stream")
+
+	noCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(pki.CACert)}, MaxRetries: -1})
+	_, _, err := noCert.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
+	unreachable(t, err, s.TLSAddr(), "tls.cert and tls.key")
+
+	withCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{
+		CACertFile: pki.CACertFile, CertFile: pki.ClientCertFile, KeyFile: pki.ClientKeyFile,
+	}})
+	if _, _, err := withCert.EnsureGroup(context.Background(), stream, "g", valkey.StartNew); err != nil {
+		t.Fatalf("EnsureGroup with a client certificate: %v", err)
+	}
+	inline := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{
+		CACert: string(pki.CACert), Cert: string(pki.ClientCert), Key: string(pki.ClientKey),
+	}})
+	if _, found, err := inline.Group(context.Background(), stream, "g"); err != nil || !found {
+		t.Fatalf("Group with inline client certificate: found=%v err=%v", found, err)
+	}
+	rdb := s.Client()
+	defer rdb.Close()
+	if groups := serverGroups(t, rdb, stream); len(groups) != 1 || groups[0].Name != "g" {
+		t.Errorf("server groups = %+v, want g", groups)
+	}
+}
+
+func TestNewClient_TLSConfigErrors(t *testing.T) {
+	t.Parallel()
+	pki, err := valkeytest.NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pki.Close()
+	for name, tc := range map[string]struct {
+		tls  valkey.TLSOptions
+		want string
+	}{
+		"cert without key": {valkey.TLSOptions{Cert: string(pki.ClientCert)}, "key is not"},
+		"key without cert": {valkey.TLSOptions{KeyFile: pki.ClientKeyFile}, "cert is not"},
+		"missing file":     {valkey.TLSOptions{CACertFile: pki.Dir + "/nope.crt"}, "ca_cert_file cannot be read"},
+		"not PEM":          {valkey.TLSOptions{CACert: "hello"}, "no PEM certificate"},
+		"string and file":  {valkey.TLSOptions{CACert: string(pki.CACert), CACertFile: pki.CACertFile}, "both set"},
+		"mismatched pair":  {valkey.TLSOptions{Cert: string(pki.ServerCert), Key: string(pki.ClientKey)}, "do not form a key pair"},
+	} {
+		_, err := valkey.NewClient(valkey.Options{URL: "valkey://127.0.0.1:1", TLS: &tc.tls})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to contain %q", name, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("%s: error repeats key material: %v", name, err)
+		}
+	}
+}
+
+func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stream := key(t, "stream")
+	other := stream + ":string"
+	user, pw := aclUser(t, srv, keyPattern(stream), MinimalACL)
+	rdb := adminClient(t)
+	rdb.Set(ctx, other, "x", 0)
+
+	c := newClient(t, valkey.Options{Username: user, Password: pw})
+	if outcome, _, err := c.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil || outcome != valkey.Created {
+		t.Fatalf("EnsureGroup as %s: outcome=%v err=%v", user, outcome, err)
+	}
+	if outcome, _, err := c.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil || outcome != valkey.Adopted {
+		t.Fatalf("EnsureGroup again as %s: outcome=%v err=%v", user, outcome, err)
+	}
+	if _, found, err := newClient(t, valkey.Options{Username: user, Password: pw}).Group(ctx, stream, "billing"); err != nil || !found {
+		t.Fatalf("Group as %s: found=%v err=%v", user, found, err)
+	}
+	// WRONGTYPE is explained with TYPE, which the minimal ACL allows.
+	_, _, err := c.EnsureGroup(ctx, other, "g", valkey.StartNew)
+	var wt *valkey.WrongTypeError
+	if !errors.As(err, &wt) || wt.Type != "string" {
+		t.Fatalf("err = %v, want WrongTypeError naming string", err)
+	}
+	if groups := serverGroups(t, rdb, stream); len(groups) != 1 || groups[0].Name != "billing" {
+		t.Errorf("server groups = %+v, want billing", groups)
+	}
+	// Nothing the provider sent was denied (the ACL log records every denial).
+	entries, err := rdb.Do(ctx, "ACL", "LOG").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(fmt.Sprint(e), user) {
+			t.Errorf("ACL LOG has a denial for %s: %v", user, e)
+		}
+	}
+}
+
+func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
+	t.Parallel()
+	stream := key(t, "stream")
+	user, pw := aclUser(t, srv, keyPattern(stream), "+xinfo|groups +type")
+	c := newClient(t, valkey.Options{Username: user, Password: pw})
+	_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
+	var refused *valkey.RefusedError
+	if !errors.As(err, &refused) {
+		t.Fatalf("err = %T %v, want RefusedError", err, err)
+	}
+	if refused.Code() != "NOPERM" || !strings.Contains(refused.Reply, "xgroup|create") {
+		t.Errorf("reply = %q, want NOPERM naming xgroup|create", refused.Reply)
+	}
+	if !strings.Contains(refused.Hint(), "minimal ACL") {
+		t.Errorf("hint = %q, want a pointer to the minimal ACL", refused.Hint())
+	}
+	if n := adminClient(t).Exists(context.Background(), stream).Val(); n != 0 {
+		t.Errorf("stream exists after a refused XGROUP CREATE")
+	}
+}
+
+func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
+	t.Parallel()
+	stream := key(t, "stream")
+	user, _ := aclUser(t, srv, keyPattern(stream), MinimalACL)
+	const secret = "s3cret-wrong-Pa55"
+	for _, opts := range []valkey.Options{
+		{Username: user, Password: secret},
+		{URL: fmt.Sprintf("valkey://%s:%s@%s/0", user, secret, srv.Addr())},
+	} {
+		c := newClient(t, opts)
+		_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
+		u := unreachable(t, err, srv.Addr(), "Authentication failed")
+		if strings.Contains(u.Error(), secret) || strings.Contains(c.Addr(), secret) {
+			t.Errorf("password leaked: %q / %q", u.Error(), c.Addr())
+		}
+	}
+}
+
+func TestClient_ConnectionErrorsHaveHints(t *testing.T) {
+	t.Parallel()
+	// A listener that accepts and never answers: the command times out.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	go func() {
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	closed, _ := valkeytest.FreePort()
+	for name, tc := range map[string]struct {
+		opts valkey.Options
+		addr string
+		hint string
+	}{
+		"refused":      {valkey.Options{URL: fmt.Sprintf("valkey://127.0.0.1:%d", closed)}, fmt.Sprintf("127.0.0.1:%d", closed), "Nothing is listening"},
+		"timeout":      {valkey.Options{URL: "valkey://" + silent.Addr().String(), CommandTimeout: 200 * time.Millisecond}, silent.Addr().String(), "did not answer in time"},
+		"dns":          {valkey.Options{URL: "valkey://no-such-host.invalid:6379", DialTimeout: time.Second}, "no-such-host.invalid:6379", "does not resolve"},
+		"tls to plain": {valkey.Options{URL: "valkeys://" + srv.Addr(), TLS: &valkey.TLSOptions{InsecureSkipVerify: true}, DialTimeout: 300 * time.Millisecond}, srv.Addr(), "a TLS client on a plain port"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			tc.opts.MaxRetries = -1
+			start := time.Now()
+			_, _, err := newClient(t, tc.opts).EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
+			unreachable(t, err, tc.addr, tc.hint)
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v; the timeouts were not applied", d)
+			}
+		})
+	}
+}
+
+func TestClient_UnknownConfigurationNeverDials(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, valkey.Options{Unknown: []string{"url"}})
+	_, _, err := c.EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
+	u := unreachable(t, err, "not known until apply", "known only after apply")
+	var unknown *valkey.ConfigUnknownError
+	if !errors.As(u, &unknown) || !strings.Contains(u.Error(), "provider configuration was unknown") {
+		t.Fatalf("err = %v, want ConfigUnknownError", err)
+	}
+	if _, _, err := c.Group(context.Background(), "k", "g"); !errors.As(err, &unknown) {
+		t.Errorf("Group err = %v, want ConfigUnknownError", err)
+	}
+}
+
+func TestClient_DBSelectsDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stream := key(t, "stream")
+	three := 3
+	c := newClient(t, valkey.Options{URL: "valkey://" + srv.Addr() + "/5", DB: &three}) // attribute beats the URL's /5
+	if _, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	for db, want := range map[int]int64{0: 0, 5: 0, 3: 1} {
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: db, Protocol: 2, DisableIdentity: true})
+		if n := rdb.Exists(ctx, stream).Val(); n != want {
+			t.Errorf("EXISTS in db %d = %d, want %d", db, n, want)
+		}
+		rdb.Close()
+	}
+}
+
+func TestClient_DefaultsAndOverrides(t *testing.T) {
+	t.Parallel()
+	def := newClient(t, valkey.Options{}).Universal().(*redis.Client).Options()
+	if def.DialTimeout != valkey.DefaultDialTimeout || def.ReadTimeout != valkey.DefaultCommandTimeout ||
+		def.WriteTimeout != valkey.DefaultCommandTimeout || def.MaxRetries != valkey.DefaultMaxRetries || def.DB != 0 {
+		t.Errorf("defaults: dial %v read %v write %v retries %d db %d", def.DialTimeout, def.ReadTimeout, def.WriteTimeout, def.MaxRetries, def.DB)
+	}
+	if def.Protocol != 2 || !def.DisableIdentity {
+		t.Errorf("protocol %d identity-disabled %v, want RESP2 without CLIENT SETINFO", def.Protocol, def.DisableIdentity)
+	}
+	// MaxRetries -1 means none; go-redis stores that as 0.
+	set := newClient(t, valkey.Options{DialTimeout: time.Second, CommandTimeout: 2 * time.Second, MaxRetries: -1}).Universal().(*redis.Client).Options()
+	if set.DialTimeout != time.Second || set.ReadTimeout != 2*time.Second || set.WriteTimeout != 2*time.Second || set.MaxRetries != 0 {
+		t.Errorf("overrides: dial %v read %v write %v retries %d", set.DialTimeout, set.ReadTimeout, set.WriteTimeout, set.MaxRetries)
+	}
+}
+
+func TestNewClient_AddrNeverHasPassword(t *testing.T) {
+	t.Parallel()
+	for _, opts := range []valkey.Options{
+		{URL: "valkey://user:hunter2@127.0.0.1:6379/0"},
+		{ClusterAddrs: []string{"127.0.0.1:7000", "127.0.0.1:7001"}, Password: "hunter2"},
+		{Sentinel: &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}, Password: "hunter2"}, Password: "hunter2"},
+	} {
+		c, err := valkey.NewClient(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(c.Addr(), "hunter2") || !strings.Contains(c.Addr(), "127.0.0.1:") {
+			t.Errorf("Addr() = %q", c.Addr())
+		}
+	}
+	zero := 0
+	if _, err := valkey.NewClient(valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, DB: &zero}); err != nil {
+		t.Errorf("db 0 with a cluster: %v", err)
+	}
+	two := 2
+	if _, err := valkey.NewClient(valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, DB: &two}); err == nil {
+		t.Error("db 2 with a cluster was accepted")
+	}
+}

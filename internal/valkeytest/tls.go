@@ -1,0 +1,144 @@
+package valkeytest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// PKI is a throwaway certificate authority with one server and one client certificate,
+// written as PEM files under Dir. The server certificate names 127.0.0.1 and localhost.
+type PKI struct {
+	Dir string
+
+	CACert, ServerCert, ServerKey, ClientCert, ClientKey                     []byte // PEM
+	CACertFile, ServerCertFile, ServerKeyFile, ClientCertFile, ClientKeyFile string
+}
+
+// NewPKI generates a CA and signs a server and a client certificate with it.
+func NewPKI() (*PKI, error) {
+	dir, err := os.MkdirTemp("", "valkeytest-pki-")
+	if err != nil {
+		return nil, err
+	}
+	p := &PKI{Dir: dir}
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "valkeytest CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	p.CACert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+
+	leaf := func(serial int64, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, nil, err
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial),
+			Subject:      pkix.Name{CommonName: name},
+			NotBefore:    now.Add(-time.Hour),
+			NotAfter:     now.Add(24 * time.Hour),
+			KeyUsage:     x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		}
+		if usage == x509.ExtKeyUsageServerAuth {
+			tmpl.DNSNames = []string{"localhost"}
+			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+		if err != nil {
+			return nil, nil, err
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+			pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+	}
+	if p.ServerCert, p.ServerKey, err = leaf(2, "valkeytest server", x509.ExtKeyUsageServerAuth); err != nil {
+		return nil, err
+	}
+	if p.ClientCert, p.ClientKey, err = leaf(3, "valkeytest client", x509.ExtKeyUsageClientAuth); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		path *string
+		name string
+		data []byte
+	}{
+		{&p.CACertFile, "ca.crt", p.CACert},
+		{&p.ServerCertFile, "server.crt", p.ServerCert},
+		{&p.ServerKeyFile, "server.key", p.ServerKey},
+		{&p.ClientCertFile, "client.crt", p.ClientCert},
+		{&p.ClientKeyFile, "client.key", p.ClientKey},
+	} {
+		*f.path = filepath.Join(dir, f.name)
+		if err := os.WriteFile(*f.path, f.data, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Close removes the PKI's files.
+func (p *PKI) Close() { _ = os.RemoveAll(p.Dir) }
+
+// WithTLS adds a TLS port served with pki's server certificate. With requireClientCert the
+// server refuses clients without a certificate signed by pki's CA (mutual TLS). The plain
+// port stays open on loopback for the test's own assertions.
+func WithTLS(pki *PKI, requireClientCert bool) Option {
+	return func(s *Server) {
+		port, err := FreePort()
+		if err != nil {
+			s.optErr = fmt.Errorf("tls port: %w", err)
+			return
+		}
+		s.TLSPort = port
+		auth := "no"
+		if requireClientCert {
+			auth = "yes"
+		}
+		s.args = append(s.args,
+			"--tls-port", strconv.Itoa(port),
+			"--tls-cert-file", pki.ServerCertFile,
+			"--tls-key-file", pki.ServerKeyFile,
+			"--tls-ca-cert-file", pki.CACertFile,
+			"--tls-auth-clients", auth,
+		)
+	}
+}
+
+// TLSAddr is host:port of the TLS port.
+func (s *Server) TLSAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.TLSPort)) }
+
+// TLSURL is the valkeys:// URL of database 0 on the TLS port.
+func (s *Server) TLSURL() string { return "valkeys://" + s.TLSAddr() + "/0" }
