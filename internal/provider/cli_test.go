@@ -91,7 +91,9 @@ func (r *cliRun) write(config string) {
 // command's exit status is not what wantOK says.
 func (r *cliRun) run(wantOK bool, args ...string) []cliDiagnostic {
 	r.t.Helper()
-	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), append(args, "-json", "-no-color")...)
+	// Flags go right after the subcommand: positional arguments (a plan file) must come last.
+	full := append([]string{args[0], "-json", "-no-color"}, args[1:]...)
+	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), full...)
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
 	var stdout, stderr bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func TestOptionsFrom_Precedence(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, source := optionsFrom(tc.config, tc.getenv)
-			if got != tc.want || source != tc.source {
+			if !reflect.DeepEqual(got, tc.want) || source != tc.source {
 				t.Errorf("got %+v from %q, want %+v from %q", got, source, tc.want, tc.source)
 			}
 		})

@@ -2,10 +2,13 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -176,16 +179,12 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 }
 
 func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() {
-		return
-	}
-	var state streamGroupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if req.Plan.Raw.IsNull() {
-		resp.Diagnostics.AddWarning("Consumer Group Will Stay On Server", leftOnServer(state))
+	if req.Plan.Raw.IsNull() { // destroy
+		var state streamGroupModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.AddWarning("Consumer Group Will Stay On Server", leftOnServer(state))
+		}
 		return
 	}
 	var plan streamGroupModel
@@ -193,10 +192,20 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		r.checkDoor(ctx, plan, &resp.Diagnostics)
+		return
+	}
+	var state streamGroupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
 	switch {
 	case !plan.Stream.Equal(state.Stream) || !plan.Name.Equal(state.Name):
 		resp.Diagnostics.AddWarning("Replaced Consumer Group Will Stay On Server", leftOnServer(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
+		r.checkDoor(ctx, plan, &resp.Diagnostics)
 	case !state.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
 		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move The Group",
 			fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
@@ -204,6 +213,47 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 				"to move it, or choose a new group name to start a group at the new position.",
 				state.GroupStart, plan.GroupStart, state.Name.ValueString(), state.Stream.ValueString()))
 	}
+}
+
+// checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read
+// commands only (XINFO GROUPS, and TYPE for a collision), shared per stream. It promises
+// nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
+func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
+	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.client == nil {
+		return
+	}
+	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
+	groups, exists, first, err := r.client.PlanGroups(ctx, stream)
+	var wrongType *valkey.WrongTypeError
+	switch {
+	case errors.As(err, &wrongType):
+		diags.AddAttributeError(path.Root("stream"), "Consumer Group Cannot Be Created", valkeyErrorDetail(err, stream, name))
+	case err != nil:
+		if first {
+			diags.AddWarning("Plan-Time Group Check Skipped",
+				fmt.Sprintf("The provider could not ask the server whether the planned groups already exist (first tried: "+
+					"group %q of stream %q), so this plan cannot say which will be adopted or whether a key holds another type. "+
+					"Apply still runs the door and fails loudly on any refusal.\n\n%s",
+					name, stream, valkeyErrorDetail(err, stream, name)))
+		}
+	case !exists:
+		diags.AddWarning("Stream Will Be Created",
+			fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
+	default:
+		if g, found := valkey.FindGroup(groups, name); found {
+			diags.AddWarning("Consumer Group Will Be Adopted",
+				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared group_start %q "+
+					"will not move its read position. It is at last-delivered-id %s with lag %s.",
+					name, stream, start, g.LastDeliveredID, formatOptional(g.Lag)))
+		}
+	}
+}
+
+func formatOptional(n *int64) string {
+	if n == nil {
+		return "unknown (the server cannot compute it)"
+	}
+	return strconv.FormatInt(*n, 10)
 }
 
 func leftOnServer(state streamGroupModel) string {

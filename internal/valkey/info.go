@@ -2,6 +2,7 @@ package valkey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -64,6 +65,31 @@ func (c *Client) streamGroups(ctx context.Context, stream string) (streamGroups,
 	sg := v.(streamGroups)
 	c.groups.store(stream, gen, sg)
 	return sg, nil
+}
+
+// PlanGroups answers like Groups for checks made while planning. Once the server has failed
+// to answer (unreachable, or a configuration not known yet), it returns that first error
+// again without asking: a plan of a thousand groups waits for the network once. first is
+// true for the one call that got the error first, so the caller can say it once.
+func (c *Client) PlanGroups(ctx context.Context, stream string) (groups []Group, exists bool, first bool, err error) {
+	c.groups.mu.Lock()
+	failed := c.groups.planErr
+	c.groups.mu.Unlock()
+	if failed != nil {
+		return nil, false, false, failed
+	}
+	groups, exists, err = c.Groups(ctx, stream)
+	var wrongType *WrongTypeError
+	if err == nil || errors.As(err, &wrongType) {
+		return groups, exists, false, err
+	}
+	c.groups.mu.Lock()
+	defer c.groups.mu.Unlock()
+	if c.groups.planErr != nil {
+		return nil, false, false, c.groups.planErr
+	}
+	c.groups.planErr = err
+	return nil, false, true, err
 }
 
 func findGroup(groups []Group, name string) (Group, bool) {
@@ -131,6 +157,7 @@ type groupCache struct {
 	streams map[string]streamGroups
 	gens    map[string]uint64
 	flight  singleflight.Group
+	planErr error // the first failure PlanGroups met
 }
 
 func (gc *groupCache) load(stream string) (streamGroups, bool) {
@@ -169,3 +196,6 @@ func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 	}
 	gc.streams[stream] = sg
 }
+
+// FindGroup picks the group called name out of a Groups answer.
+func FindGroup(groups []Group, name string) (Group, bool) { return findGroup(groups, name) }

@@ -1,0 +1,210 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// Plan-time checks: a reviewer reading the plan learns what the door will meet at apply.
+
+func TestCLIStreamGroup_planWarnsExistingGroupWillBeAdopted(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "42-7", Values: []string{"k", "v"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "43-0", Values: []string{"k", "v"}})
+	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "head"))
+
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
+		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
+		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
+	expectWarning(t, diags, "Stream Will Be Created", 0)
+	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
+		t.Errorf("planning moved the group to %s", g.LastDeliveredID)
+	}
+}
+
+func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
+	t.Parallel()
+	rdb, stream := testAdmin(t, testServer), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Stream Will Be Created", 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
+	expectWarning(t, diags, "Consumer Group Will Be Adopted", 0)
+	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
+		t.Errorf("planning created the stream")
+	}
+}
+
+func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	rdb.HSet(ctx, stream, "field", "value")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*with valkey_stream_group.test.*holds a hash, not a\s+stream`),
+		}},
+	})
+	if typ := rdb.Type(ctx, stream).Val(); typ != "hash" {
+		t.Errorf("the key is now a %s; planning must not write", typ)
+	}
+}
+
+func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
+	t.Parallel()
+	down, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Close() // its port is now closed
+	stream := testKey(t)
+	config := testAccProviderConfig(down)
+	for i := range 3 {
+		config += strings.Replace(testAccStreamGroupConfig(stream, fmt.Sprintf("g%d", i), "new"), `"test"`, fmt.Sprintf(`"g%d"`, i), 1)
+	}
+	r := newCLIRun(t, config)
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Plan-Time Group Check Skipped", 1, "Could not talk to Valkey at "+down.Addr(), "Apply still runs the door")
+}
+
+// show is `terraform show -json`.
+func (r *cliRun) show() string {
+	r.t.Helper()
+	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), "show", "-json")
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config)
+	out, err := cmd.Output()
+	if err != nil {
+		r.t.Fatalf("terraform show: %v", err)
+	}
+	return string(out)
+}
+
+// stateAdopted reads the adopted attribute of valkey_stream_group.test from `terraform show -json`.
+func (r *cliRun) stateAdopted() bool {
+	r.t.Helper()
+	out := []byte(r.show())
+	var state struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal(out, &state); err != nil {
+		r.t.Fatal(err)
+	}
+	for _, res := range state.Values.RootModule.Resources {
+		if res.Address == "valkey_stream_group.test" {
+			return res.Values["adopted"] == true
+		}
+	}
+	r.t.Fatalf("valkey_stream_group.test not in state:\n%s", out)
+	return false
+}
+
+func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Stream Will Be Created", 1)
+
+	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 1)
+	if !r.stateAdopted() {
+		t.Error("adopted = false; the group made between plan and apply was adopted")
+	}
+}
+
+func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Consumer Group Will Be Adopted", 1)
+
+	if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
+		t.Fatal(err)
+	}
+	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 0)
+	if r.stateAdopted() {
+		t.Error("adopted = true; the group removed between plan and apply was created anew")
+	}
+	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
+	t.Parallel()
+	ctx, rdb := context.Background(), testAdmin(t, testServer)
+	existing, fresh := testKey(t), testKey(t)
+	if err := rdb.XGroupCreateMkStream(ctx, existing, "billing", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A user that can run the plan-time reads and nothing else: no write command at all.
+	user := fmt.Sprintf("planner-%d", os.Getpid()) + strings.NewReplacer("{", "", "}", "", ":", "", "/", "").Replace(existing[len(existing)-12:])
+	if err := rdb.Do(ctx, "ACL", "SETUSER", user, "on", ">planner-pw", "~*", "-@all", "+xinfo|groups", "+type").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Do(context.Background(), "ACL", "DELUSER", user) })
+
+	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = \"planner-pw\"\n}\n", testServer.URL(), user) +
+		testAccStreamGroupConfig(existing, "billing", "new") +
+		strings.Replace(testAccStreamGroupConfig(fresh, "billing", "new"), `"test"`, `"fresh"`, 1)
+	diags := newCLIRun(t, config).run(true, "plan")
+	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, existing)
+	expectWarning(t, diags, "Stream Will Be Created", 1, fresh)
+	expectWarning(t, diags, "Plan-Time Group Check Skipped", 0)
+	if n := rdb.Exists(ctx, fresh).Val(); n != 0 {
+		t.Errorf("planning created %s", fresh)
+	}
+}
+
+func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) {
+	t.Parallel()
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r.run(true, "plan", "-out=tfplan")
+
+	// The key becomes a string after the plan was approved. Terraform re-plans each resource
+	// during apply, so the plan-time check meets it first; the door's own refusal is guarded
+	// in internal/valkey (TestEnsureGroup_WrongTypeNamesTheType). Either way: loud, no state.
+	rdb.Set(ctx, stream, "not a stream", 0)
+	diags := r.run(false, "apply", "tfplan")
+	errs := append(findDiagnostic(diags, "error", "Consumer Group Not Created"), findDiagnostic(diags, "error", "Consumer Group Cannot Be Created")...)
+	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q holds a string, not a stream", stream)) {
+		t.Fatalf("want one error naming the key and 'string'; diagnostics: %+v", diags)
+	}
+	if out := r.show(); strings.Contains(out, "valkey_stream_group") {
+		t.Errorf("state holds the resource after a failed door:\n%s", out)
+	}
+	if v := rdb.Get(ctx, stream).Val(); v != "not a stream" {
+		t.Errorf("the string changed to %q", v)
+	}
+}
