@@ -29,6 +29,7 @@ import (
 )
 
 var _ provider.Provider = (*valkeyProvider)(nil)
+var _ provider.ProviderWithFunctions = (*valkeyProvider)(nil)
 
 // Environment variables read when an attribute is not set.
 const (
@@ -470,11 +471,11 @@ func (p *valkeyProvider) Resources(context.Context) []func() resource.Resource {
 }
 
 func (p *valkeyProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{NewStreamDataSource, NewStreamGroupDataSource}
 }
 
 func (p *valkeyProvider) Functions(context.Context) []func() function.Function {
-	return nil
+	return []func() function.Function{NewHashSlotFunction}
 }
 
 // urlValidator rejects a malformed url at plan time, naming the accepted forms.
