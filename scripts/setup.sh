@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the tests and the demo need when it is missing, and caches it:
 #   valkey-server 8.0.x (+ valkey-tools, valkey-sentinel) from Debian bookworm-backports,
+#   redis-server 7.0 from bookworm (compatibility check),
 #   Terraform 1.5.7 and OpenTofu 1.12.6 built from the Go module proxy.
 # Prints nothing but progress; safe to run again (instant when everything is there).
 #
-# Usage: scripts/setup.sh [valkey] [terraform] [tofu]   (no argument = all)
+# Usage: scripts/setup.sh [valkey] [redis] [terraform] [tofu]   (no argument = all)
 set -euo pipefail
 
 BIN_DIR=${TPV_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-valkey/bin}
@@ -48,6 +49,23 @@ SRC
   valkey-server --version >&2
 }
 
+# Redis 7.0 from plain bookworm, for the compatibility check of the door.
+install_redis() {
+  if command -v redis-server >/dev/null && redis-server --version | grep -q 'v=7\.'; then
+    return 0
+  fi
+  log "installing redis-server 7.0 from bookworm (compatibility check)"
+  local policy=/usr/sbin/policy-rc.d added_policy=0
+  if [ ! -e "$policy" ]; then
+    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
+    added_policy=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null \
+    || { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+  if [ "$added_policy" = 1 ]; then as_root rm -f "$policy"; fi
+  redis-server --version >&2
+}
+
 install_terraform() {
   if [ -x "$BIN_DIR/terraform" ] && "$BIN_DIR/terraform" version 2>/dev/null | grep -q "v$TERRAFORM_VERSION"; then
     return 0
@@ -73,10 +91,11 @@ install_tofu() {
 [ -f "$BIN_DIR/cli.tfrc" ] || : >"$BIN_DIR/cli.tfrc"
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(valkey terraform tofu)
+[ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
     valkey) install_valkey ;;
+    redis) install_redis ;;
     terraform) install_terraform ;;
     tofu) install_tofu ;;
     *) log "unknown target $t"; exit 2 ;;

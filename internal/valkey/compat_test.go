@@ -1,0 +1,56 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// TestRedis70_DoorAndRead runs the door's table and Read against redis-server 7.0, the
+// Redis release Debian bookworm ships: same replies, same outcomes. scripts/setup.sh installs it.
+func TestRedis70_DoorAndRead(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redis-server not installed (scripts/setup.sh redis installs it)")
+	}
+	t.Parallel()
+	redisSrv, err := valkeytest.Start(valkeytest.WithBinary(bin))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(redisSrv.Close)
+	ctx, rdb := context.Background(), redisSrv.Client()
+	t.Cleanup(func() { _ = rdb.Close() })
+	c := newClient(t, valkey.Options{URL: "redis://" + redisSrv.Addr()})
+
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: "orders", Values: []string{"k", "v"}})
+	if outcome, _, err := c.EnsureGroup(ctx, "orders", "replay", valkey.StartHead); err != nil || outcome != valkey.Created {
+		t.Fatalf("create: %v %v", outcome, err)
+	}
+	if outcome, _, err := c.EnsureGroup(ctx, "orders", "replay", valkey.StartNew); err != nil || outcome != valkey.Adopted {
+		t.Fatalf("adopt: %v %v", outcome, err)
+	}
+	if n, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "replay", Consumer: "c", Streams: []string{"orders", ">"}, Block: -1}).Result(); err != nil || len(n[0].Messages) != 1 {
+		t.Fatalf("head group read %v (err %v), want the 1 earlier entry", n, err)
+	}
+	if _, _, err := c.EnsureGroup(ctx, "fresh", "g", valkey.StartNew); err != nil || rdb.Type(ctx, "fresh").Val() != "stream" {
+		t.Fatalf("MKSTREAM: err %v, type %q", err, rdb.Type(ctx, "fresh").Val())
+	}
+	rdb.SAdd(ctx, "members", "x")
+	var wt *valkey.WrongTypeError
+	if _, _, err := c.EnsureGroup(ctx, "members", "g", valkey.StartNew); !errors.As(err, &wt) || wt.Type != "set" {
+		t.Fatalf("wrong type: %v", err)
+	}
+	if _, found, err := c.Group(ctx, "missing", "g"); err != nil || found {
+		t.Fatalf("missing stream: found=%v err=%v", found, err)
+	}
+	if g, found, err := c.Group(ctx, "orders", "replay"); err != nil || !found || g.Pending != 1 {
+		t.Fatalf("read: %+v found=%v err=%v", g, found, err)
+	}
+}
