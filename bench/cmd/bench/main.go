@@ -1,0 +1,277 @@
+// Command bench is `make bench`: it measures the Valkey provider against the floor any plugin
+// provider pays (bench/floor, same schema, no commands) and Terraform's own floor (N
+// terraform_data resources), side by side in one run on one valkey-server, and writes
+// BENCHMARKS.md.
+//
+// Each repetition runs apply, a no-change plan (with refresh) and destroy for every subject
+// and shape, in an order that rotates from one repetition to the next. Server commands come
+// from INFO commandstats (CONFIG RESETSTAT before each command), round trips from one extra
+// pass through a counting loopback proxy, and provider peak RSS from bench/cmd/rsswrap,
+// which dev_overrides puts in front of both provider binaries.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+var ops = []string{"apply", "plan", "destroy"}
+
+type config struct {
+	sizes       []int
+	reps        int
+	parallelism int
+	terraform   string
+	outDir      string
+	report      string
+	notes       string
+	pprof       bool
+}
+
+func main() {
+	home, _ := os.UserHomeDir()
+	var (
+		cfg   config
+		sizes string
+		quick bool
+	)
+	flag.StringVar(&sizes, "sizes", "100,500,1000", "comma-separated N (groups); each runs with K = N/10 and K = N streams")
+	flag.IntVar(&cfg.reps, "reps", 5, "timed repetitions of apply, plan, destroy per subject and shape")
+	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1, no report unless -report is given")
+	flag.IntVar(&cfg.parallelism, "parallelism", 10, "terraform -parallelism")
+	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform"), "Terraform 1.5.7 binary")
+	flag.StringVar(&cfg.outDir, "out", "bench/out", "work directory for binaries, configurations, state and profiles (gitignored)")
+	flag.StringVar(&cfg.report, "report", "BENCHMARKS.md", "report to write; empty writes none")
+	flag.StringVar(&cfg.notes, "notes", "bench/notes.md", "hand-written analysis appended to the report when the file exists")
+	flag.BoolVar(&cfg.pprof, "pprof", false, "after the timed runs, profile ours and the plugin floor (CPU) at the largest N")
+	flag.Parse()
+	if quick {
+		sizes, cfg.reps = "100", 1
+		if !isFlagSet("report") {
+			cfg.report = ""
+		}
+	}
+	for s := range strings.SplitSeq(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 10 {
+			fatalf("bad -sizes entry %q: want integers >= 10", s)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	if cfg.reps < 1 {
+		fatalf("-reps must be at least 1")
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	if err := run(ctx, cfg); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func isFlagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// run is the whole benchmark.
+func run(ctx context.Context, cfg config) error {
+	began := time.Now()
+	out, err := filepath.Abs(cfg.outDir)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(out, "work")); err != nil {
+		return err
+	}
+	bins, err := build(ctx, out)
+	if err != nil {
+		return err
+	}
+	tf := &terraform{bin: cfg.terraform, cliConfig: filepath.Join(out, "cli.tfrc"), realDir: bins.real, parallelism: cfg.parallelism}
+	if err := writeCLIConfig(tf.cliConfig, bins.wrap); err != nil {
+		return err
+	}
+
+	srv, err := valkeytest.Start()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	rdb := srv.Client()
+	defer rdb.Close()
+	env := machineInfo(cfg, tf)
+	logf("%s; valkey-server on %s", env.summary(), srv.Addr())
+
+	var shapes []shape
+	for _, n := range cfg.sizes {
+		shapes = append(shapes, shape{n, n / 10}, shape{n, n})
+	}
+	dirs := map[string]string{}
+	for _, sh := range shapes {
+		for _, sub := range subjects {
+			dir := filepath.Join(out, "work", fmt.Sprintf("%s-n%d-k%d", sub.key, sh.N, sh.K))
+			if err := writeConfig(dir, sub, sh); err != nil {
+				return err
+			}
+			dirs[sub.key+sh.String()] = dir
+		}
+	}
+	urlEnv := "VALKEY_URL=" + srv.URL()
+
+	// One untimed cycle per subject warms the page cache and Terraform's first-run work.
+	for _, sub := range subjects {
+		if err := cycle(ctx, tf, rdb, dirs[sub.key+shapes[0].String()], sub, nil, urlEnv); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+
+	res := newResults(env, shapes)
+	for rep := range cfg.reps {
+		for si, sh := range shapes {
+			for i := range subjects {
+				sub := subjects[(i+rep+si)%len(subjects)]
+				logf("rep %d/%d %s %s", rep+1, cfg.reps, sh, sub.label)
+				record := func(op string, r opResult, cmds map[string]int64) {
+					res.add(sh, sub.key, op, r, cmds)
+				}
+				if err := cycle(ctx, tf, rdb, dirs[sub.key+sh.String()], sub, record, urlEnv); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	// Round trips: one more cycle of ours per shape through the counting proxy (untimed).
+	proxy, err := startProxy(srv.Addr())
+	if err != nil {
+		return err
+	}
+	for _, sh := range shapes {
+		logf("round trips %s", sh)
+		sub := subjects[0]
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			return err
+		}
+		for _, op := range ops {
+			proxy.Take()
+			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+				return err
+			}
+			if _, err := tf.run(ctx, dirs[sub.key+sh.String()], op, "VALKEY_URL=valkey://"+proxy.Addr()+"/0"); err != nil {
+				return err
+			}
+			cmds, err := commandStats(ctx, rdb)
+			if err != nil {
+				return err
+			}
+			trips, conns := proxy.Take()
+			res.addTrips(sh, op, trips, conns, cmds)
+		}
+	}
+	proxy.Close()
+
+	if cfg.pprof {
+		if err := profile(ctx, cfg, out, bins, tf, rdb, srv.URL(), res); err != nil {
+			return err
+		}
+	}
+	res.Env.Elapsed = time.Since(began).Round(time.Second)
+	res.Env.LoadEnd = loadAvg()
+	report := res.markdown(cfg)
+	fmt.Println(report.tables)
+	if cfg.report != "" {
+		if err := os.WriteFile(cfg.report, []byte(report.full), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", cfg.report)
+	}
+	return nil
+}
+
+// cycle is apply, no-change plan, destroy in dir, with server counts around each command.
+// record may be nil (warm-up).
+func cycle(ctx context.Context, tf *terraform, rdb *redis.Client, dir string, sub subject, record func(string, opResult, map[string]int64), extraEnv ...string) error {
+	if sub.key == "ours" {
+		// Delete leaves groups on the server by design: start each cycle from an empty server
+		// so that every Create really creates.
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			return err
+		}
+	}
+	for _, op := range ops {
+		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return err
+		}
+		r, err := tf.run(ctx, dir, op, extraEnv...)
+		if err != nil {
+			return err
+		}
+		cmds, err := commandStats(ctx, rdb)
+		if err != nil {
+			return err
+		}
+		if record != nil {
+			record(op, r, cmds)
+		}
+	}
+	return nil
+}
+
+type binaries struct{ real, wrap, prof string }
+
+// build compiles our provider (exactly as `make build`), the plugin floor, the RSS wrapper
+// (installed under both provider names) and the profiling build of ours.
+func build(ctx context.Context, out string) (binaries, error) {
+	b := binaries{real: filepath.Join(out, "bin", "real"), wrap: filepath.Join(out, "bin", "wrap"), prof: filepath.Join(out, "bin", "prof")}
+	for _, step := range []struct{ dst, pkg string }{
+		{filepath.Join(b.real, "terraform-provider-valkey"), "."},
+		{filepath.Join(b.real, "terraform-provider-valkeyfloor"), "./bench/floor"},
+		{filepath.Join(b.wrap, "terraform-provider-valkey"), "./bench/cmd/rsswrap"},
+		{filepath.Join(b.wrap, "terraform-provider-valkeyfloor"), "./bench/cmd/rsswrap"},
+		{filepath.Join(b.prof, "terraform-provider-valkey"), "./bench/cmd/valkeyprof"},
+		{filepath.Join(b.prof, "terraform-provider-valkeyfloor"), "./bench/floor"},
+	} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", step.dst, step.pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return b, fmt.Errorf("go build %s: %w", step.pkg, err)
+		}
+	}
+	return b, nil
+}
+
+func writeCLIConfig(path, overrideDir string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, fmt.Appendf(nil, `provider_installation {
+  dev_overrides {
+    "echomq/valkey"      = %q
+    "echomq/valkeyfloor" = %q
+  }
+  direct {}
+}
+`, overrideDir, overrideDir), 0o644)
+}

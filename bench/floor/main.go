@@ -1,0 +1,98 @@
+// Command terraform-provider-valkeyfloor is the plugin floor for `make bench`: a framework
+// provider with exactly the schema of the Valkey provider and of valkey_stream_group that
+// sends no command at all. Everything the real provider costs above it is ours.
+package main
+
+import (
+	"context"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
+	valkeyprovider "github.com/echomq/terraform-provider-valkey/internal/provider"
+)
+
+func main() {
+	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
+	err := providerserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
+		Address: "registry.terraform.io/echomq/valkeyfloor",
+	})
+	stop()
+	if err != nil {
+		log.Fatal(err.Error())
+	}
+}
+
+var (
+	_ provider.Provider = floorProvider{}
+	_ resource.Resource = floorGroup{}
+)
+
+// floorProvider borrows the real provider's schema and configures nothing.
+type floorProvider struct{}
+
+func (floorProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "valkeyfloor"
+}
+
+func (floorProvider) Schema(ctx context.Context, req provider.SchemaRequest, resp *provider.SchemaResponse) {
+	valkeyprovider.New("floor")().Schema(ctx, req, resp)
+}
+
+func (floorProvider) Configure(context.Context, provider.ConfigureRequest, *provider.ConfigureResponse) {
+}
+
+func (floorProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{func() resource.Resource { return floorGroup{} }}
+}
+
+func (floorProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
+
+func (floorProvider) Functions(context.Context) []func() function.Function { return nil }
+
+// floorGroup has valkey_stream_group's schema (same validators and plan modifiers) and does
+// the least a resource can: Create fills the computed attributes, the rest keep state as is.
+type floorGroup struct{}
+
+type floorGroupModel struct {
+	ID         types.String `tfsdk:"id"`
+	Stream     types.String `tfsdk:"stream"`
+	Name       types.String `tfsdk:"name"`
+	GroupStart types.String `tfsdk:"group_start"`
+	Adopted    types.Bool   `tfsdk:"adopted"`
+}
+
+func (floorGroup) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_stream_group"
+}
+
+func (floorGroup) Schema(ctx context.Context, req resource.SchemaRequest, resp *resource.SchemaResponse) {
+	valkeyprovider.NewStreamGroupResource().Schema(ctx, req, resp)
+}
+
+func (floorGroup) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan floorGroupModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan.ID = types.StringValue(plan.Stream.ValueString() + "/" + plan.Name.ValueString())
+	plan.Adopted = types.BoolValue(false)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+// Read keeps the prior state, which the framework has already copied into resp.State.
+func (floorGroup) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+
+func (floorGroup) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	resp.State.Raw = req.Plan.Raw
+}
+
+// Delete leaves nothing to do: the framework removes the resource from state.
+func (floorGroup) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
