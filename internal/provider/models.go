@@ -92,9 +92,13 @@ func addReadError(diags *diag.Diagnostics, err error, addr, stream, group string
 			"Check the group name, or declare the group with a valkey_stream_group resource and refer to its attributes "+
 			"so that the data source is read after it.", notFound.Stream, addr, notFound.Group))
 	case errors.As(err, &notFound):
-		diags.AddError(thing+" Not Found", fmt.Sprintf("Stream %q does not exist on the server at %s. "+
-			"Check the key's spelling and the database in the provider's url, or create the stream first "+
-			"(a valkey_stream_group resource creates it with its group).", notFound.Stream, addr))
+		detail := fmt.Sprintf("Stream %q does not exist on the server at %s.", notFound.Stream, addr)
+		if group != "" {
+			detail = fmt.Sprintf("Stream %q does not exist on the server at %s, so it has no consumer group %q.",
+				notFound.Stream, addr, group)
+		}
+		diags.AddError(thing+" Not Found", detail+" Check the key's spelling and the database in the provider's url, "+
+			"or create the stream first (a valkey_stream_group resource creates it with its group).")
 	case errors.As(err, &wrongType):
 		diags.AddError(thing+" Not Read", fmt.Sprintf("Key %q holds a %s, not a stream, so it has no stream information "+
 			"or consumer groups to read. Point the data source at a stream key.", wrongType.Key, wrongType.Type))
