@@ -147,9 +147,11 @@ func (p *valkeyProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 		Attributes: map[string]schema.Attribute{
 			"url": schema.StringAttribute{
 				MarkdownDescription: fmt.Sprintf("Server URL for a single server: `%s`. The `valkeys://` and `rediss://` forms turn TLS on "+
-					"with the system's root certificates unless a `tls` block says otherwise. Conflicts with `cluster` and `sentinel`.",
+					"with the system's root certificates unless a `tls` block says otherwise. Conflicts with `cluster` and `sentinel`. "+
+					"Sensitive, because it may carry a password.",
 					valkey.AcceptedURLForms) + envDoc(envURL, valkey.DefaultURL),
-				Optional: true,
+				Optional:  true,
+				Sensitive: true,
 				Validators: []validator.String{urlValidator{},
 					stringvalidator.ConflictsWith(path.MatchRoot("cluster"), path.MatchRoot("sentinel"))},
 			},

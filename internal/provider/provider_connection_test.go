@@ -1,0 +1,229 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// minimalACL is the permission set the provider documents for a single server or Sentinel.
+const minimalACL = "+xgroup|create +xinfo|groups +type"
+
+// testACLUser creates an ACL user on srv limited to keys matching pattern, removed afterwards.
+func testACLUser(t *testing.T, srv *valkeytest.Server, pattern, perms string) (user, password string) {
+	t.Helper()
+	user = fmt.Sprintf("tf%d", rand.Uint32())
+	password = fmt.Sprintf("pw-%d", rand.Uint64())
+	rdb := testAdmin(t, srv)
+	args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + password, "~" + pattern, "resetchannels"}
+	for _, p := range strings.Fields(perms) {
+		args = append(args, p)
+	}
+	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		rdb := srv.Client()
+		defer rdb.Close()
+		rdb.Do(context.Background(), "ACL", "DELUSER", user)
+	})
+	return user, password
+}
+
+// streamPattern is an ACL key pattern for everything under the stream's hash tag.
+func streamPattern(stream string) string { return stream[:strings.Index(stream, "}")+1] + "*" }
+
+func TestAccProvider_MinimalACL(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	user, pw := testACLUser(t, testServer, streamPattern(stream), minimalACL)
+	config := fmt.Sprintf(`provider "valkey" {
+  url      = %q
+  username = %q
+  password = %q
+}
+`, testServer.URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "billing") }),
+				},
+			},
+			{Config: config, ResourceName: "valkey_stream_group.test", ImportState: true, ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"group_start", "adopted"}},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+	// Every command the provider sent was allowed: the server logs each denial.
+	entries, err := testAdmin(t, testServer).Do(context.Background(), "ACL", "LOG").Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(fmt.Sprint(e), user) {
+			t.Errorf("ACL LOG records a denial for %s: %v", user, e)
+		}
+	}
+}
+
+func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	user, pw := testACLUser(t, testServer, streamPattern(stream), "+xinfo|groups +type")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf(`provider "valkey" {
+  url      = %q
+  username = %q
+  password = %q
+}
+`, testServer.URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new"),
+			ExpectError: regexp.MustCompile(`(?s)NOPERM.*'xgroup\|create'.*minimal\s+ACL`),
+		}},
+	})
+	if n := testAdmin(t, testServer).Exists(context.Background(), stream).Val(); n != 0 {
+		t.Errorf("stream %s exists after a refused create", stream)
+	}
+}
+
+func TestAccProvider_MutualTLS(t *testing.T) {
+	t.Parallel()
+	pki, err := valkeytest.NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pki.Close)
+	wrong, err := valkeytest.NewPKI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(wrong.Close)
+	srv, err := valkeytest.Start(valkeytest.WithTLS(pki, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	stream := testKey(t)
+	tlsConfig := func(caFile string) string {
+		return fmt.Sprintf(`provider "valkey" {
+  url         = %q
+  max_retries = 0
+  tls {
+    ca_cert_file = %q
+    cert_file    = %q
+    key          = %q
+  }
+}
+`, srv.TLSURL(), caFile, pki.ClientCertFile, string(pki.ClientKey)) + testAccStreamGroupConfig(stream, "billing", "new")
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config:      tlsConfig(wrong.CACertFile),
+				ExpectError: regexp.MustCompile(`(?s)` + regexp.QuoteMeta(srv.TLSAddr()) + `.*TLS\s+verification\s+of\s+the\s+server's\s+certificate\s+failed`),
+			},
+			{
+				Config: tlsConfig(pki.CACertFile),
+				ConfigStateChecks: []statecheck.StateCheck{
+					checkServer(func() error { return checkGroupOnServer(testAdmin(t, srv), stream, "billing") }),
+				},
+			},
+		},
+	})
+}
+
+func TestAccProvider_ConnectionRefusedIsClear(t *testing.T) {
+	t.Parallel()
+	port, err := valkeytest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: fmt.Sprintf("provider \"valkey\" {\n  url = \"valkey://u:hunter2@%s/0\"\n  max_retries = 0\n}\n", addr) +
+				testAccStreamGroupConfig(testKey(t), "g", "new"),
+			ExpectError: regexp.MustCompile(`(?s)Consumer Group Not Created.*` + regexp.QuoteMeta(addr) + `.*Nothing\s+is\s+listening`),
+		}},
+	})
+}
+
+// testAccLazyConfig takes the provider's url from a resource that does not exist before apply.
+func testAccLazyConfig(url, stream string) string {
+	return fmt.Sprintf(`resource "terraform_data" "server" {
+  input = %q
+}
+
+provider "valkey" {
+  url = terraform_data.server.output
+}
+`, url) + testAccStreamGroupConfig(stream, "billing", "new")
+}
+
+func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
+	t.Parallel()
+	srv, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	admin := testAdmin(t, srv)
+	connections := func() string {
+		info := admin.Info(context.Background(), "stats").Val()
+		for _, line := range strings.Split(info, "\r\n") {
+			if strings.HasPrefix(line, "total_connections_received:") {
+				return line
+			}
+		}
+		return "?"
+	}
+	before := connections()
+	stream := testKey(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				// The url is unknown at plan: planning the create needs no server, and nothing dials.
+				Config:             testAccLazyConfig(srv.URL(), stream),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
+				}},
+			},
+			{
+				PreConfig: func() {
+					if after := connections(); after != before {
+						t.Errorf("planning with an unknown url dialled the server: %s, then %s", before, after)
+					}
+				},
+				// At apply the url is known: the group is created.
+				Config: testAccLazyConfig(srv.URL(), stream),
+				ConfigStateChecks: []statecheck.StateCheck{
+					checkServer(func() error { return checkGroupOnServer(admin, stream, "billing") }),
+				},
+			},
+			{
+				// A new url value is unknown again; refreshing the existing group needs the
+				// server, so that is where the clear error appears.
+				Config:      testAccLazyConfig(strings.TrimSuffix(srv.URL(), "/0"), stream),
+				ExpectError: regexp.MustCompile(`(?s)provider\s+configuration\s+was\s+unknown.*Apply\s+the\s+resources\s+it\s+depends\s+on\s+first`),
+			},
+		},
+	})
+}
