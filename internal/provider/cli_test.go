@@ -65,8 +65,9 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 	}
 	dir := t.TempDir()
 	rc := filepath.Join(dir, "cli.tfrc")
-	writeFile(t, rc, fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n  }\n  direct {}\n}\n",
-		"registry.terraform.io/echomq/valkey", cliPluginDir))
+	// Both registries: OpenTofu resolves "echomq/valkey" at registry.opentofu.org.
+	writeFile(t, rc, fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n    %q = %q\n  }\n  direct {}\n}\n",
+		"registry.terraform.io/echomq/valkey", cliPluginDir, "registry.opentofu.org/echomq/valkey", cliPluginDir))
 	r := &cliRun{t: t, dir: filepath.Join(dir, "work"), config: rc}
 	r.write(config)
 	return r
