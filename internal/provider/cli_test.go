@@ -51,7 +51,8 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 		t.Skip("set TF_ACC=1 and TF_ACC_TERRAFORM_PATH to drive the Terraform CLI")
 	}
 	cliBuild.Do(func() {
-		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-")
+		// Shared by every test in the package and removed by TestMain, so not t.TempDir.
+		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-") //nolint:usetesting
 		if cliBuildErr != nil {
 			return
 		}

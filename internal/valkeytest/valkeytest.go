@@ -142,7 +142,7 @@ func (s *Server) ping() error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(time.Second))
 	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
 		return err
