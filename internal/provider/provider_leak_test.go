@@ -34,7 +34,8 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	cliConfig := filepath.Join(dir, "cli.tfrc")
 	writeLeakFile(t, cliConfig, fmt.Sprintf(`provider_installation {
   dev_overrides {
-    "registry.terraform.io/echomq/valkey" = %q
+    "registry.terraform.io/echomq/valkey" = %[1]q
+    "registry.opentofu.org/echomq/valkey" = %[1]q
   }
   direct {}
 }
