@@ -25,6 +25,7 @@ type Server struct {
 	Dir     string
 	args    []string
 	optErr  error
+	conf    string // a config file passed first, as valkey-sentinel requires
 	bin     string
 	cmd     *exec.Cmd
 	done    chan struct{}
@@ -114,6 +115,9 @@ func (s *Server) launch() error {
 		"--appendonly", "no",
 		"--protected-mode", "no",
 	}, s.args...)
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
+	}
 	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := s.cmd.Start(); err != nil {

@@ -1,0 +1,55 @@
+package valkey_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// TestClient_SentinelFollowsFailover creates a group through Sentinel, fails the primary over
+// to its replica, and creates another: the second must land on the new primary.
+func TestClient_SentinelFollowsFailover(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	st, err := valkeytest.StartSentinel(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	stream := key(t, "stream")
+	opts := valkey.Options{Sentinel: &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}}
+	c := newClient(t, opts)
+	if !strings.Contains(c.Addr(), st.MasterName) || !strings.Contains(c.Addr(), st.Sentinels[0].Addr()) {
+		t.Errorf("Addr() = %q, want the master name and the sentinels", c.Addr())
+	}
+	if _, _, err := c.EnsureGroup(ctx, stream, "before", valkey.StartNew); err != nil {
+		t.Fatalf("EnsureGroup through sentinel: %v", err)
+	}
+	primary := st.Primary.Client()
+	defer primary.Close()
+	if groups := serverGroups(t, primary, stream); len(groups) != 1 {
+		t.Fatalf("primary groups = %+v", groups)
+	}
+
+	failoverStart := time.Now()
+	if err := st.Failover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("setup %v, failover %v", failoverStart.Sub(start), time.Since(failoverStart))
+
+	// A fresh client (a new Terraform run) asks the sentinels and goes to the new primary.
+	fresh := newClient(t, opts)
+	if outcome, _, err := fresh.EnsureGroup(ctx, stream, "after", valkey.StartNew); err != nil || outcome != valkey.Created {
+		t.Fatalf("EnsureGroup after failover: outcome=%v err=%v", outcome, err)
+	}
+	newPrimary := st.Replica.Client()
+	defer newPrimary.Close()
+	if groups := serverGroups(t, newPrimary, stream); len(groups) != 2 {
+		t.Errorf("new primary groups = %+v, want before and after", groups)
+	}
+}

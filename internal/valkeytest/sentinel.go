@@ -1,0 +1,165 @@
+package valkeytest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel is a primary, one replica, and sentinels watching them under MasterName.
+type Sentinel struct {
+	MasterName string
+	Primary    *Server // the primary at start; after a failover it is a replica
+	Replica    *Server
+	Sentinels  []*Server
+}
+
+// StartSentinel launches a primary, a replica of it, and n sentinels with quorum 1 and
+// down-after-milliseconds 1000, and waits until the sentinels see the replica.
+func StartSentinel(n int) (*Sentinel, error) {
+	bin, err := exec.LookPath("valkey-sentinel")
+	if err != nil {
+		return nil, fmt.Errorf("valkey-sentinel not found: run scripts/setup.sh")
+	}
+	st := &Sentinel{MasterName: "primary"}
+	if st.Primary, err = Start(); err != nil {
+		return nil, err
+	}
+	if st.Replica, err = Start(WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(st.Primary.Port))); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := waitFor(10*time.Second, func() bool {
+		rdb := st.Replica.Client()
+		defer rdb.Close()
+		return strings.Contains(rdb.Info(context.Background(), "replication").Val(), "master_link_status:up")
+	}); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("replica never linked to the primary: %w", err)
+	}
+	for range n {
+		dir, err := os.MkdirTemp("", "valkeytest-sentinel-")
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		conf := filepath.Join(dir, "sentinel.conf")
+		body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 1\n"+
+			"sentinel down-after-milliseconds %[1]s 1000\n"+
+			"sentinel failover-timeout %[1]s 10000\n", st.MasterName, st.Primary.Port)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			st.Close()
+			return nil, err
+		}
+		s, err := startSentinel(bin, dir, conf)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		st.Sentinels = append(st.Sentinels, s)
+	}
+	if err := waitFor(10*time.Second, func() bool {
+		rdb := st.SentinelClient()
+		defer rdb.Close()
+		replicas, _ := rdb.Replicas(context.Background(), st.MasterName).Result()
+		// Promotable only once the sentinel is connected to it and has its INFO.
+		return len(replicas) > 0 && replicas[0]["flags"] == "slave" && replicas[0]["master-link-status"] == "ok"
+	}); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("sentinel never saw a healthy replica: %w", err)
+	}
+	return st, nil
+}
+
+// startSentinel runs valkey-sentinel with conf; the common flags the Server adds (save,
+// appendonly) are ignored by sentinel mode.
+func startSentinel(bin, dir, conf string) (*Server, error) {
+	s := &Server{Dir: dir, bin: bin, conf: conf}
+	var err error
+	for range 5 {
+		if s.Port, err = FreePort(); err != nil {
+			return nil, err
+		}
+		if err = s.launch(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+func waitFor(limit time.Duration, ok func() bool) error {
+	deadline := time.Now().Add(limit)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v", limit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+// Addrs lists the sentinels' host:port.
+func (st *Sentinel) Addrs() []string {
+	addrs := make([]string, len(st.Sentinels))
+	for i, s := range st.Sentinels {
+		addrs[i] = s.Addr()
+	}
+	return addrs
+}
+
+// SentinelClient talks to the first sentinel; the caller closes it.
+func (st *Sentinel) SentinelClient() *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: st.Sentinels[0].Addr(), Protocol: 2, DisableIdentity: true})
+}
+
+// MasterAddr is the primary's address as the first sentinel reports it.
+func (st *Sentinel) MasterAddr(ctx context.Context) (string, error) {
+	rdb := st.SentinelClient()
+	defer rdb.Close()
+	hp, err := rdb.GetMasterAddrByName(ctx, st.MasterName).Result()
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(hp[0], hp[1]), nil
+}
+
+// Failover runs SENTINEL FAILOVER and waits until the replica is the primary and the sentinel
+// says so. (The old primary is reconfigured as a replica some seconds later.)
+func (st *Sentinel) Failover(ctx context.Context) error {
+	rdb := st.SentinelClient()
+	defer rdb.Close()
+	if err := rdb.Failover(ctx, st.MasterName).Err(); err != nil {
+		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+	}
+	role := func(s *Server) string {
+		c := s.Client()
+		defer c.Close()
+		return c.Info(ctx, "replication").Val()
+	}
+	return waitFor(15*time.Second, func() bool {
+		addr, _ := st.MasterAddr(ctx)
+		return addr == st.Replica.Addr() &&
+			strings.Contains(role(st.Replica), "role:master")
+	})
+}
+
+// Close stops every process.
+func (st *Sentinel) Close() {
+	for _, s := range st.Sentinels {
+		s.Close()
+	}
+	if st.Replica != nil {
+		st.Replica.Close()
+	}
+	if st.Primary != nil {
+		st.Primary.Close()
+	}
+}
