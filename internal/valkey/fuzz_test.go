@@ -1,0 +1,193 @@
+package valkey
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// fuzzReply is an error reply as go-redis hands it over: it satisfies redis.Error.
+type fuzzReply string
+
+func (e fuzzReply) Error() string { return string(e) }
+func (fuzzReply) RedisError()     {}
+
+var _ redis.Error = fuzzReply("")
+
+// FuzzDoorOutcome checks the door's table: only an error reply from the server starting with
+// BUSYGROUP is swallowed (as Adopted); nil is Created; anything else, including a Go error
+// whose text happens to start with BUSYGROUP, comes back as the same error.
+func FuzzDoorOutcome(f *testing.F) {
+	for _, msg := range []string{
+		"BUSYGROUP Consumer Group name already exists",
+		"BUSYGROUP",
+		"busygroup Consumer Group name already exists",
+		" BUSYGROUP Consumer Group name already exists",
+		"BUSYGROU",
+		"WRONGTYPE Operation against a key holding the wrong kind of value",
+		"NOPERM User u has no permissions to run the 'xgroup|create' command",
+		"READONLY You can't write against a read only replica.",
+		"LOADING Valkey is loading the dataset in memory",
+		"MOVED 3999 127.0.0.1:6381",
+		"ERR The XGROUP subcommand requires the key to exist.",
+		"",
+	} {
+		for kind := range uint8(5) {
+			f.Add(msg, kind)
+		}
+	}
+	f.Fuzz(func(t *testing.T, msg string, kind uint8) {
+		var err error
+		isReply := false
+		switch kind % 5 {
+		case 0: // an error reply, as go-redis returns it
+			err, isReply = fuzzReply(msg), true
+		case 1: // an error reply wrapped by a caller on the way up
+			err, isReply = fmt.Errorf("pipeline: %w", fuzzReply(msg)), true
+		case 2: // a Go error with the same words: not the server's reply
+			err = errors.New(msg)
+		case 3: // a transport error
+			err = &net.OpError{Op: "read", Net: "tcp", Err: fmt.Errorf("%s: %w", msg, syscall.ECONNRESET)}
+		case 4:
+			err = fmt.Errorf("%s: %w", msg, io.EOF)
+		}
+		outcome, got := doorOutcome(err)
+		swallow := isReply && strings.HasPrefix(msg, "BUSYGROUP")
+		switch {
+		case swallow && (outcome != Adopted || got != nil):
+			t.Fatalf("doorOutcome(%T %q) = %v, %v; a BUSYGROUP reply means Adopted, no error", err, msg, outcome, got)
+		case !swallow && got == nil:
+			t.Fatalf("doorOutcome(%T %q) = %v, nil; only a BUSYGROUP reply may be swallowed", err, msg, outcome)
+		case !swallow && (outcome != 0 || !errors.Is(got, err)):
+			t.Fatalf("doorOutcome(%T %q) = %v, %v; want no outcome and the same error back", err, msg, outcome, got)
+		}
+	})
+	_, got := doorOutcome(nil)
+	if o, _ := doorOutcome(nil); o != Created || got != nil {
+		f.Fatalf("doorOutcome(nil) = %v, %v; want Created", o, got)
+	}
+}
+
+// urlPlaceholder takes the password's place to tell its echo from text that merely matches it.
+const urlPlaceholder = "PLACEHOLDER-7f3a9c"
+
+// FuzzParseURL checks ParseURL on URLs built as <prefix><user>:<password>@<hostport>, so the
+// password's place is known: it never panics, its error never repeats the password, and an
+// accepted URL names a host and port and carries the password it was given.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range [][4]string{
+		{"valkey://", "default", "s3cret-pw", "127.0.0.1:6379/0"},
+		{"valkeys://", "app", "s3cret-pw", "localhost:6380/2"},
+		{"redis://", "", "s3cret-pw", "[::1]:6379"},
+		{"rediss://", "u", "s3cret-pw", "127.0.0.1"},
+		{"valkey://", "u", "s3cret-pw", "127.0.0.1:notaport"},
+		{"valkey://", "u", "s3cret-pw", "127.0.0.1:6379/notadb"},
+		{"valkey://", "u", "s3cret-pw", ""},
+		{"valkey://", "u", "s3%zz-pw", "127.0.0.1:6379"},
+		{"valkey://", "u", "s3cret pw", "127.0.0.1:6379"},
+		{"http://", "u", "s3cret-pw", "127.0.0.1:6379"},
+		{"VALKEY://", "u", "s3cret-pw", "127.0.0.1:6379"},
+		{"valkey:/", "u", "s3cret-pw", "127.0.0.1:6379"},
+		{"", "default", "s3cret-pw", "127.0.0.1:6379"},
+		{"", "", "s3cret-pw", "127.0.0.1:6379"},
+		{"valkey://", "u", "s3cret\x7fpw", "127.0.0.1:6379"},
+		{"valkey://", "u", "s3cret-pw", "127.0.0.1:6379/0?dial_timeout=x"},
+	} {
+		f.Add(s[0], s[1], s[2], s[3])
+	}
+	f.Fuzz(func(t *testing.T, prefix, user, password, hostport string) {
+		// Keep the password in the userinfo's password place: no character may move it
+		// into another part of the URL.
+		if strings.ContainsAny(user, ":@/?#") || strings.ContainsAny(password, "@/?#") || strings.Contains(hostport, "@") ||
+			strings.ContainsAny(strings.TrimSuffix(strings.TrimSuffix(prefix, "//"), ":"), "@/?#:") {
+			return
+		}
+		raw := prefix + user + ":" + password + "@" + hostport
+		skipSchemelessURLLeak(t, raw)
+		opts, err := ParseURL(raw)
+		if err != nil {
+			if len(password) >= 4 && strings.Contains(err.Error(), password) {
+				_, other := ParseURL(prefix + user + ":" + urlPlaceholder + "@" + hostport)
+				if other == nil || !strings.Contains(other.Error(), password) {
+					t.Fatalf("ParseURL(%q) error repeats the password %q: %v", raw, password, err)
+				}
+			}
+			var urlErr *URLError
+			if !errors.As(err, &urlErr) {
+				t.Fatalf("ParseURL(%q) error is %T, want *URLError", raw, err)
+			}
+			return
+		}
+		skipStrayBracketHost(t, hostport)
+		host, port, splitErr := net.SplitHostPort(opts.Addr)
+		if splitErr != nil || host == "" || port == "" {
+			t.Fatalf("ParseURL(%q) accepted, Addr %q is not host:port (%v)", raw, opts.Addr, splitErr)
+		}
+		if !strings.ContainsAny(password, "%") && opts.Password != password && password != "" {
+			t.Errorf("ParseURL(%q) password = %q, want %q", raw, opts.Password, password)
+		}
+		if RedactURL(raw) != raw && strings.Contains(RedactURL(raw), password) && len(password) >= 4 &&
+			!strings.Contains(prefix+user+hostport, password) {
+			t.Errorf("RedactURL(%q) = %q still holds the password", raw, RedactURL(raw))
+		}
+		// Whatever the URL, the client built from it names an address without the password.
+		c, err := NewClient(Options{URL: raw})
+		if err != nil {
+			t.Fatalf("NewClient accepts nothing ParseURL accepted: %v", err)
+		}
+		if len(password) >= 4 && strings.Contains(c.Addr(), password) && !strings.Contains(hostport, password) {
+			t.Errorf("Addr() = %q holds the password", c.Addr())
+		}
+		_ = c.Close()
+	})
+}
+
+// skipSchemelessURLLeak skips the one shape whose error is known to repeat the password; see
+// TestParseURL_SchemelessURLDoesNotEchoPassword. Remove it with the fix.
+func skipSchemelessURLLeak(t *testing.T, raw string) {
+	if !strings.Contains(raw, "://") {
+		t.Skip("BUG: ParseURL echoes the password of a URL without a scheme (user:pw@host:port)")
+	}
+}
+
+// skipStrayBracketHost skips hosts with a "[" or "]" outside an IPv6 literal, which ParseURL
+// is known to accept; see TestParseURL_RefusesStrayBracketHost. Remove it with the fix.
+func skipStrayBracketHost(t *testing.T, hostport string) {
+	if strings.ContainsAny(hostport, "[]") && !strings.HasPrefix(hostport, "[") {
+		t.Skip("BUG: ParseURL accepts a host with a stray bracket (valkey://0]0), which cannot be dialled")
+	}
+}
+
+// TestParseURL_RefusesStrayBracketHost: an accepted URL must name a host that can be dialled;
+// plan-time validation is where a typo should be caught.
+func TestParseURL_RefusesStrayBracketHost(t *testing.T) {
+	t.Skip("BUG: ParseURL(\"valkey://0]0\") is accepted with Addr \"0]0:6379\", which is not host:port")
+	for _, raw := range []string{"valkey://0]0", "redis://:pw@0]0", "valkey://host]:6379/0"} {
+		if opts, err := ParseURL(raw); err == nil {
+			t.Errorf("ParseURL(%q) accepted, Addr %q", raw, opts.Addr)
+		}
+	}
+}
+
+// TestParseURL_SchemelessURLDoesNotEchoPassword guards a mistake users make: the scheme
+// forgotten. url.Parse reads "default:pw@host" as scheme "default" with an opaque part, so
+// RedactURL finds no password to hide and the "no scheme" error repeats it, and the provider
+// then prints it in the plan's diagnostic and the TRACE log.
+func TestParseURL_SchemelessURLDoesNotEchoPassword(t *testing.T) {
+	t.Skip("BUG: ParseURL(\"default:s3cret-pw@127.0.0.1:6379\") returns an error that holds s3cret-pw (RedactURL misses scheme-less URLs)")
+	for _, raw := range []string{"default:s3cret-pw@127.0.0.1:6379", ":s3cret-pw@127.0.0.1:6379", "app:s3cret-pw@localhost"} {
+		_, err := ParseURL(raw)
+		if err == nil {
+			t.Fatalf("ParseURL(%q) accepted a URL without a scheme", raw)
+		}
+		if strings.Contains(err.Error(), "s3cret-pw") {
+			t.Errorf("ParseURL(%q) error repeats the password: %v", raw, err)
+		}
+	}
+}
