@@ -131,8 +131,9 @@ func (st *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	return net.JoinHostPort(hp[0], hp[1]), nil
 }
 
-// Failover runs SENTINEL FAILOVER and waits until the replica is the primary and the sentinel
-// says so. (The old primary is reconfigured as a replica some seconds later.)
+// Failover runs SENTINEL FAILOVER and waits until the replica is the primary and every
+// sentinel says so (the others learn it from the first one's hello messages). The old primary
+// is reconfigured as a replica some seconds later.
 func (st *Sentinel) Failover(ctx context.Context) error {
 	rdb := st.SentinelClient()
 	defer rdb.Close()
@@ -145,9 +146,15 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 		return c.Info(ctx, "replication").Val()
 	}
 	return waitFor(15*time.Second, func() bool {
-		addr, _ := st.MasterAddr(ctx)
-		return addr == st.Replica.Addr() &&
-			strings.Contains(role(st.Replica), "role:master")
+		for _, s := range st.Sentinels {
+			c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+			hp, err := c.GetMasterAddrByName(ctx, st.MasterName).Result()
+			c.Close()
+			if err != nil || net.JoinHostPort(hp[0], hp[1]) != st.Replica.Addr() {
+				return false
+			}
+		}
+		return strings.Contains(role(st.Replica), "role:master")
 	})
 }
 
