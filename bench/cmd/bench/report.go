@@ -21,7 +21,7 @@ type envInfo struct {
 	Date, CPU, Kernel, Go, Terraform, Valkey string
 	Cores                                    int
 	LoadStart, LoadEnd                       string
-	Reps, Parallelism                        int
+	Reps, RepsDone, Parallelism              int
 	Elapsed                                  time.Duration
 }
 
@@ -255,18 +255,18 @@ type rendered struct{ tables, full string }
 
 func (r *results) markdown(cfg config) rendered {
 	var t strings.Builder
-	t.WriteString("### Time per Terraform command: median (min–max) over " + fmt.Sprint(r.Env.Reps) + " runs\n\n")
+	fmt.Fprintf(&t, "### Time per Terraform command: median (min–max) over %d runs\n\n", r.Env.RepsDone)
 	t.WriteString("| Shape | Command | valkey (ours) | plugin floor | core floor | ours / plugin floor, wall | ours / plugin floor, CPU | plugin floor / core floor |\n")
 	t.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, sh := range r.shapes {
 		for _, op := range ops {
 			o, p, c := r.wall(sampleKey{sh, "ours", op}), r.wall(sampleKey{sh, "plugin", op}), r.wall(sampleKey{sh, "core", op})
-			pc := 0.0
+			core, coreRatio := "—", "—"
 			if c.med > 0 {
-				pc = p.med / c.med
+				core, coreRatio = secs(c), fmt.Sprintf("%.1fx", p.med/c.med)
 			}
-			fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s | %s | %.1fx |\n", sh, op, secs(o), secs(p), secs(c),
-				times(r.ratio(sh, op, false)), times(r.ratio(sh, op, true)), pc)
+			fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sh, op, secs(o), secs(p), core,
+				times(r.ratio(sh, op, false)), times(r.ratio(sh, op, true)), coreRatio)
 		}
 	}
 	t.WriteString("\n### Server work per command (ours)\n\n")
@@ -305,7 +305,7 @@ func (r *results) markdown(cfg config) rendered {
 	fmt.Fprintf(&f, "- CPU: %d cores (%s), %s\n", r.Env.Cores, r.Env.CPU, r.Env.Kernel)
 	fmt.Fprintf(&f, "- %s\n- %s\n- %s (one server on loopback, persistence off)\n", r.Env.Go, r.Env.Terraform, r.Env.Valkey)
 	fmt.Fprintf(&f, "- Load average (1, 5, 15 min) at start: %s; at end: %s\n", r.Env.LoadStart, r.Env.LoadEnd)
-	fmt.Fprintf(&f, "- `terraform -parallelism=%d`, %d timed repetitions\n\n", r.Env.Parallelism, r.Env.Reps)
+	fmt.Fprintf(&f, "- `terraform -parallelism=%d`, %d of %d timed repetitions done\n\n", r.Env.Parallelism, r.Env.RepsDone, r.Env.Reps)
 	f.WriteString(method)
 	f.WriteString("## Targets\n\n")
 	f.WriteString(r.targets())
@@ -332,7 +332,8 @@ const method = `## What is measured
 - **plugin floor**: the same configuration against ` + "`bench/floor`" + `, a framework provider whose provider and
   resource schemas are the real ones (same validators and plan modifiers) and which sends no command.
   Everything above it is ours.
-- **core floor**: N ` + "`terraform_data`" + ` resources with the same values (no plugin process), for context only.
+- **core floor**: N ` + "`terraform_data`" + ` resources with the same values (no plugin process), for context only;
+  run at K = N/10 only, since K changes nothing but strings for it.
 - Each repetition runs ` + "`apply`" + `, a no-change ` + "`plan`" + ` (with refresh; it must exit 0) and ` + "`destroy`" + ` for every
   subject and shape, rotating the order of subjects from one repetition to the next. Ratios pair ours
   with the floor run next to it in the same repetition and report the median of those ratios.

@@ -112,6 +112,9 @@ func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string
 	_ = os.Remove(rssLog)
 	cmd := exec.CommandContext(ctx, tf.bin, args...)
 	cmd.Dir = dir
+	// On interrupt let Terraform stop its providers itself, rather than orphan them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 15 * time.Second
 	cmd.Env = tf.env(append(extraEnv, "BENCH_RSS_LOG="+rssLog)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
