@@ -330,7 +330,7 @@ func TestAccReliability_badInput(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config:      anchor + c.config(),
+				Config: anchor + c.config(),
 				// Terraform wraps long lines: a space in want matches any run of white space.
 				ExpectError: regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`)),
 			}
