@@ -3,6 +3,7 @@ package provider
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -149,3 +150,78 @@ func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int
 
 // unwrap joins the detail's lines, which Terraform may wrap.
 func unwrap(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// cliResult is one terraform run made by exec, which never stops the test itself, so that
+// concurrent runs can report from their own goroutines.
+type cliResult struct {
+	args           []string
+	diags          []cliDiagnostic
+	stdout, stderr []byte
+	err            error
+}
+
+// exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath() and env
+// added (VALKEY_PASSWORD, say). -json is added to the subcommands that take it.
+func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResult {
+	full := args
+	if args[0] != "show" {
+		full = append([]string{args[0], "-json", "-no-color"}, args[1:]...)
+	}
+	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), full...)
+	cmd.Dir = r.dir
+	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+		"TF_LOG=TRACE", "TF_LOG_PATH="+r.tracePath(), "VALKEY_PASSWORD="), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	res := cliResult{args: args, err: cmd.Run(), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	sc := bufio.NewScanner(bytes.NewReader(res.stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Type       string        `json:"type"`
+			Diagnostic cliDiagnostic `json:"diagnostic"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Type == "diagnostic" {
+			res.diags = append(res.diags, line.Diagnostic)
+		}
+	}
+	return res
+}
+
+// must fails the test unless the run's exit status is what wantOK says; call it from the
+// test's goroutine.
+func (res cliResult) must(t *testing.T, wantOK bool) cliResult {
+	t.Helper()
+	if (res.err == nil) != wantOK {
+		t.Fatalf("terraform %s: err=%v, want ok=%v\nstdout:\n%s\nstderr:\n%s", strings.Join(res.args, " "), res.err, wantOK, res.stdout, res.stderr)
+	}
+	return res
+}
+
+// tracePath is where exec's runs write their TF_LOG=TRACE log.
+func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), "trace.log") }
+
+// expectNoSecret fails if secret appears in r's TRACE log, its state files, or the outputs of
+// the given runs (their JSON output, and plan JSON from `show -json tfplan`). The TRACE log
+// must hold the provider's ConfigureProvider call, or the grep would prove nothing.
+func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
+	r.t.Helper()
+	trace, err := os.ReadFile(r.tracePath())
+	if err != nil || !bytes.Contains(trace, []byte("[TRACE]")) || !bytes.Contains(trace, []byte("ConfigureProvider")) {
+		r.t.Fatalf("no TRACE log of a configured provider at %s (err %v)", r.tracePath(), err)
+	}
+	places := map[string][]byte{"TF_LOG=TRACE log": trace}
+	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {
+		if b, err := os.ReadFile(filepath.Join(r.dir, name)); err == nil {
+			places[name] = b
+		}
+	}
+	for _, res := range runs {
+		places["output of terraform "+strings.Join(res.args, " ")] = append(append([]byte{}, res.stdout...), res.stderr...)
+	}
+	for what, data := range places {
+		if i := bytes.Index(data, []byte(secret)); i >= 0 {
+			r.t.Errorf("%s holds the password: ...%s...", what, data[max(0, i-200):min(len(data), i+len(secret)+50)])
+		}
+	}
+}

@@ -1,0 +1,325 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The fault tests drive the real Terraform CLI against the built provider: concurrency and a
+// server killed mid-apply need real processes. Every server here requires reliabilityPassword,
+// which reaches the provider only through VALKEY_PASSWORD, and every run is checked for it.
+
+var passwordEnv = []string{"VALKEY_PASSWORD=" + reliabilityPassword}
+
+// startFaultServer runs an own server that requires reliabilityPassword, with extra args.
+func startFaultServer(t *testing.T, args ...string) (*valkeytest.Server, *redis.Client) {
+	t.Helper()
+	srv, err := valkeytest.Start(valkeytest.WithArgs(append([]string{"--requirepass", reliabilityPassword}, args...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv, authedAdmin(t, srv.Addr())
+}
+
+// authedAdmin is an assertion client for a server that requires reliabilityPassword.
+func authedAdmin(t *testing.T, addr string) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: reliabilityPassword, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
+}
+
+// commandCalls is the calls count of one command in INFO commandstats, such as "xgroup|create".
+func commandCalls(ctx context.Context, rdb *redis.Client, command string) (int, error) {
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0, err
+	}
+	m := regexp.MustCompile(`cmdstat_` + regexp.QuoteMeta(command) + `:calls=(\d+)`).FindStringSubmatch(info)
+	if m == nil {
+		return 0, nil
+	}
+	return strconv.Atoi(m[1])
+}
+
+// stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
+type stateGroup struct {
+	Stream, Name string
+	Adopted      bool
+}
+
+// stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
+func (r *cliRun) stateGroups() []stateGroup {
+	r.t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Stream  string `json:"stream"`
+					Name    string `json:"name"`
+					Adopted bool   `json:"adopted"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &state); err != nil {
+		r.t.Fatal(err)
+	}
+	var groups []stateGroup
+	for _, res := range state.Resources {
+		if res.Type != "valkey_stream_group" {
+			continue
+		}
+		for _, in := range res.Instances {
+			groups = append(groups, stateGroup{in.Attributes.Stream, in.Attributes.Name, in.Attributes.Adopted})
+		}
+	}
+	return groups
+}
+
+// serverGroupNames is stream -> its group names on the server, for the given streams.
+func serverGroupNames(ctx context.Context, rdb redis.Cmdable, streams []string) (map[string]map[string]bool, int, error) {
+	out, total := map[string]map[string]bool{}, 0
+	for _, s := range streams {
+		out[s] = map[string]bool{}
+		groups, err := rdb.XInfoGroups(ctx, s).Result()
+		if err != nil && !strings.Contains(err.Error(), "no such key") {
+			return nil, 0, err
+		}
+		for _, g := range groups {
+			out[s][g.Name] = true
+			total++
+		}
+	}
+	return out, total, nil
+}
+
+// expectErrorsOnly fails unless res has at least one error diagnostic and every error has
+// summary and mentions fragment.
+func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) int {
+	t.Helper()
+	n := 0
+	for _, d := range res.diags {
+		if d.Severity != "error" {
+			continue
+		}
+		n++
+		if d.Summary != summary || !strings.Contains(unwrap(d.Detail), fragment) {
+			t.Errorf("error %q: %s; want %q mentioning %q", d.Summary, d.Detail, summary, fragment)
+		}
+	}
+	if n == 0 {
+		t.Errorf("terraform %s reported no error; diagnostics: %+v", strings.Join(res.args, " "), res.diags)
+	}
+	return n
+}
+
+func TestCLIReliability_restartStorm(t *testing.T) {
+	t.Parallel()
+	const runs = 32
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, rdb := startFaultServer(t)
+	stream := testKey(t)
+	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL()) + testAccStreamGroupConfig(stream, "billing", "new")
+	dirs := make([]*cliRun, runs)
+	for i := range dirs {
+		dirs[i] = newCLIRun(t, config)
+	}
+	results := make([]cliResult, runs)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, r := range dirs {
+		wg.Go(func() { results[i] = r.exec(ctx, passwordEnv, "apply", "-auto-approve") })
+	}
+	wg.Wait()
+	t.Logf("%d concurrent applies took %v", runs, time.Since(start))
+
+	created, adopted, adoptWarnings := 0, 0, 0
+	for i, res := range results {
+		if res.err != nil {
+			t.Errorf("apply %d failed: %v\n%s%s", i, res.err, res.stdout, res.stderr)
+			continue
+		}
+		adoptWarnings += len(findDiagnostic(res.diags, "warning", "Consumer Group Adopted"))
+		groups := dirs[i].stateGroups()
+		if len(groups) != 1 || groups[0].Stream != stream || groups[0].Name != "billing" {
+			t.Errorf("apply %d left state %+v, want the one group", i, groups)
+			continue
+		}
+		if groups[0].Adopted {
+			adopted++
+		} else {
+			created++
+		}
+	}
+	if created != 1 || adopted != runs-1 || adoptWarnings != runs-1 {
+		t.Errorf("%d created, %d adopted, %d adoption warnings; want 1, %d, %d", created, adopted, adoptWarnings, runs-1, runs-1)
+	}
+	names, total, err := serverGroupNames(ctx, rdb, []string{stream})
+	if err != nil || total != 1 || !names[stream]["billing"] {
+		t.Errorf("server holds %v (err %v), want exactly group billing", names, err)
+	}
+	if keys := rdb.DBSize(ctx).Val(); keys != 1 {
+		t.Errorf("server holds %d keys, want the one stream", keys)
+	}
+	if calls, err := commandCalls(ctx, rdb, "xgroup|create"); err != nil || calls != runs {
+		t.Errorf("XGROUP CREATE ran %d times (err %v), want once per apply: %d", calls, err, runs)
+	}
+	for i, r := range dirs {
+		r.expectNoSecret(reliabilityPassword, results[i])
+	}
+}
+
+// testAccManyGroupsConfig declares n groups spread over streams streams under prefix.
+func testAccManyGroupsConfig(prefix string, n, streams int) string {
+	return fmt.Sprintf(`
+resource "valkey_stream_group" "g" {
+  count       = %[2]d
+  stream      = format("%%s:%%02d", %[1]q, count.index %% %[3]d)
+  name        = "g${count.index}"
+  group_start = "new"
+}
+`, prefix, n, streams)
+}
+
+func manyStreams(prefix string, streams int) []string {
+	out := make([]string, streams)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s:%02d", prefix, i)
+	}
+	return out
+}
+
+func TestCLIReliability_serverKilledMidApply(t *testing.T) {
+	t.Parallel()
+	const groups, streams = 200, 20
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	srv, rdb := startFaultServer(t, "--appendonly", "yes", "--appendfsync", "always")
+	prefix := testKey(t)
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, groups, streams))
+
+	plan := r.exec(ctx, passwordEnv, "plan", "-out=tfplan").must(t, true)
+	planJSON := r.exec(ctx, passwordEnv, "show", "-json", "tfplan").must(t, true)
+	if !bytes.Contains(planJSON.stdout, []byte(`"resource_changes"`)) {
+		t.Fatalf("show -json tfplan gave no plan JSON:\n%s", planJSON.stdout)
+	}
+	applied := make(chan cliResult, 1)
+	start := time.Now()
+	go func() { applied <- r.exec(ctx, passwordEnv, "apply", "tfplan") }()
+	// Kill the server (SIGKILL) once the first groups are on it.
+	var before int
+	for before < 5 {
+		var err error
+		if before, err = commandCalls(ctx, rdb, "xgroup|create"); err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatal("no XGROUP CREATE reached the server within a minute")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	srv.Stop()
+	killedAt := time.Since(start)
+	failed := <-applied
+	t.Logf("killed after %d creates, %v into the apply; the apply failed %v after start", before, killedAt, time.Since(start))
+	if failed.err == nil {
+		t.Fatalf("the apply succeeded although the server was killed after %d of %d creates", before, groups)
+	}
+	expectErrorsOnly(t, failed, "Consumer Group Not Created", "Could not talk to Valkey at "+srv.Addr())
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	inState := r.stateGroups()
+	onServer, total, err := serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, g := range inState {
+		if !onServer[g.Stream][g.Name] {
+			lost++
+			t.Errorf("group %q of %q is in state but not on the server after the restart", g.Name, g.Stream)
+		}
+	}
+	t.Logf("after the kill: %d groups in state, %d on the server after restart, %d lost", len(inState), total, lost)
+	if len(inState) == 0 || len(inState) >= groups {
+		t.Errorf("%d groups in state after the kill; want some but not all of %d", len(inState), groups)
+	}
+
+	reapply := r.exec(ctx, passwordEnv, "apply", "-auto-approve").must(t, true)
+	for _, d := range reapply.diags {
+		if d.Severity == "error" {
+			t.Errorf("re-apply error: %s: %s", d.Summary, d.Detail)
+		}
+	}
+	// Groups the server made but whose reply died with it are adopted, and only those.
+	if got, want := len(findDiagnostic(reapply.diags, "warning", "Consumer Group Adopted")), total-len(inState); got != want {
+		t.Errorf("re-apply adopted %d groups; want the %d on the server but not in state", got, want)
+	}
+	onServer, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
+	if err != nil || total != groups {
+		t.Errorf("server holds %d groups after the re-apply (err %v), want %d", total, err, groups)
+	}
+	if n := len(r.stateGroups()); n != groups {
+		t.Errorf("state holds %d groups after the re-apply, want %d", n, groups)
+	}
+	final := r.exec(ctx, passwordEnv, "plan", "-detailed-exitcode")
+	if final.err != nil {
+		t.Errorf("plan after the re-apply is not empty (exit %v):\n%s", final.err, final.stdout)
+	}
+	r.expectNoSecret(reliabilityPassword, plan, planJSON, failed, reapply, final)
+}
+
+func TestCLIReliability_refreshWithServerDownKeepsStateBytes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv, _ := startFaultServer(t)
+	prefix := testKey(t)
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, 6, 2))
+	apply := r.exec(ctx, passwordEnv, "apply", "-auto-approve").must(t, true)
+	statePath := filepath.Join(r.dir, "terraform.tfstate")
+	before, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	runs := []cliResult{apply}
+	for _, args := range [][]string{{"refresh"}, {"apply", "-refresh-only", "-auto-approve"}, {"plan"}} {
+		res := r.exec(ctx, passwordEnv, args...).must(t, false)
+		expectErrorsOnly(t, res, "Consumer Group Not Read", "Could not talk to Valkey at "+srv.Addr())
+		after, err := os.ReadFile(statePath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(before, after) {
+			t.Errorf("terraform %s with the server down changed terraform.tfstate:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
+		}
+		runs = append(runs, res)
+	}
+	r.expectNoSecret(reliabilityPassword, runs...)
+}
