@@ -203,12 +203,12 @@ func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), 
 
 // expectNoSecret fails if secret appears in r's TRACE log, its state files, or the outputs of
 // the given runs (their JSON output, and plan JSON from `show -json tfplan`). The TRACE log
-// must hold the provider's ConfigureProvider call, or the grep would prove nothing.
+// must hold the provider's own RPC lines (tf_rpc=), or the grep would prove nothing.
 func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
 	r.t.Helper()
 	trace, err := os.ReadFile(r.tracePath())
-	if err != nil || !bytes.Contains(trace, []byte("[TRACE]")) || !bytes.Contains(trace, []byte("ConfigureProvider")) {
-		r.t.Fatalf("no TRACE log of a configured provider at %s (err %v)", r.tracePath(), err)
+	if err != nil || !bytes.Contains(trace, []byte("[TRACE]")) || !bytes.Contains(trace, []byte("tf_rpc=")) {
+		r.t.Fatalf("no TRACE log of the provider at %s (err %v)", r.tracePath(), err)
 	}
 	places := map[string][]byte{"TF_LOG=TRACE log": trace}
 	for _, name := range []string{"terraform.tfstate", "terraform.tfstate.backup"} {

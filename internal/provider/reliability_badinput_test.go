@@ -367,3 +367,41 @@ func TestAccReliability_badInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIReliability_badInputNeverLeaksPassword runs the same table through the real CLI with
+// TF_LOG=TRACE and the password in VALKEY_PASSWORD: each case fails with its error there too,
+// and neither the TRACE log, nor state, nor plan JSON, nor the CLI's output holds the password.
+func TestCLIReliability_badInputNeverLeaksPassword(t *testing.T) {
+	t.Parallel()
+	for _, bi := range badInputs {
+		t.Run(bi.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e := &badInputEnv{stream: testKey(t), admin: testAdmin(t, testServer)}
+			c := bi.setup(t, e)
+			config := c.config()
+			if c.importID != "" {
+				config += fmt.Sprintf("\nimport {\n  to = valkey_stream_group.bad\n  id = %q\n}\n", c.importID)
+			}
+			r := newCLIRun(t, config)
+			runs := []cliResult{r.exec(ctx, passwordEnv, "plan", "-out=tfplan")}
+			if runs[0].err == nil {
+				runs = append(runs, r.exec(ctx, passwordEnv, "show", "-json", "tfplan").must(t, true))
+				runs = append(runs, r.exec(ctx, passwordEnv, "apply", "tfplan").must(t, false))
+			}
+			failed := runs[len(runs)-1]
+			want := regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`))
+			matched := false
+			for _, d := range failed.diags {
+				matched = matched || (d.Severity == "error" && want.MatchString(d.Summary+"\n"+d.Detail))
+			}
+			if failed.err == nil || !matched {
+				t.Errorf("terraform %s: err %v, no error matching %s; diagnostics: %+v", strings.Join(failed.args, " "), failed.err, c.want, failed.diags)
+			}
+			if groups := r.stateGroups(); len(groups) != 0 {
+				t.Errorf("state holds %+v after the failure", groups)
+			}
+			r.expectNoSecret(reliabilityPassword, runs...)
+		})
+	}
+}
