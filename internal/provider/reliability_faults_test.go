@@ -323,3 +323,71 @@ func TestCLIReliability_refreshWithServerDownKeepsStateBytes(t *testing.T) {
 	}
 	r.expectNoSecret(reliabilityPassword, runs...)
 }
+
+// TestCLIReliability_sentinelFailoverDuringApplies runs applies that each add groups while
+// Sentinel fails the primary over: applies caught in the switch may fail (and are run again),
+// but every group any apply recorded in state is on the new primary, and the last apply leaves
+// exactly the declared groups there.
+func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
+	t.Parallel()
+	const rounds, perRound, streams = 6, 10, 5
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	st, err := valkeytest.StartSentinel(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	prefix := testKey(t)
+	config := func(n int) string {
+		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
+			st.MasterName, st.Addrs()[0], st.Addrs()[1]) + testAccManyGroupsConfig(prefix, n, streams)
+	}
+	r := newCLIRun(t, config(perRound))
+	var runs []cliResult
+	seen := map[stateGroup]bool{} // every group any apply recorded, adopted or not
+	failover := make(chan error, 1)
+	failedApplies := 0
+	for round := 1; round <= rounds; round++ {
+		if round == 3 {
+			go func() { failover <- st.Failover(ctx) }()
+		}
+		r.write(config(round * perRound))
+		for attempt := 1; ; attempt++ {
+			res := r.exec(ctx, passwordEnv, "apply", "-auto-approve")
+			runs = append(runs, res)
+			for _, g := range r.stateGroups() {
+				seen[stateGroup{Stream: g.Stream, Name: g.Name}] = true
+			}
+			if res.err == nil {
+				break
+			}
+			failedApplies++
+			if attempt == 10 {
+				t.Fatalf("round %d: apply still fails after %d attempts: %s", round, attempt, res.stdout)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	if err := <-failover; err != nil {
+		t.Fatal(err)
+	}
+	primary := testAdmin(t, st.Replica) // promoted
+	if role := primary.Info(ctx, "replication").Val(); !strings.Contains(role, "role:master") {
+		t.Fatalf("the replica was not promoted:\n%s", role)
+	}
+	onServer, total, err := serverGroupNames(ctx, primary, manyStreams(prefix, streams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range seen {
+		if !onServer[g.Stream][g.Name] {
+			t.Errorf("group %q of %q was recorded in state but is not on the new primary", g.Name, g.Stream)
+		}
+	}
+	if total != rounds*perRound || len(r.stateGroups()) != rounds*perRound {
+		t.Errorf("new primary holds %d groups, state %d; want %d", total, len(r.stateGroups()), rounds*perRound)
+	}
+	t.Logf("%d rounds, %d applies failed during the failover and were re-run, %d groups recorded, none lost", rounds, failedApplies, len(seen))
+	r.expectNoSecret(reliabilityPassword, runs...)
+}
