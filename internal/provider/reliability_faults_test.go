@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -389,5 +391,121 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 		t.Errorf("new primary holds %d groups, state %d; want %d", total, len(r.stateGroups()), rounds*perRound)
 	}
 	t.Logf("%d rounds, %d applies failed during the failover and were re-run, %d groups recorded, none lost", rounds, failedApplies, len(seen))
+	r.expectNoSecret(reliabilityPassword, runs...)
+}
+
+// startClusterWithReplicas runs three masters with one replica each, for failover tests; the
+// valkeytest cluster helper starts masters only. cluster-replica-validity-factor 0 lets a
+// replica stand for election however long ago it heard from its master: with the default (10)
+// and a 1s node timeout, the replica of a killed master was never promoted within 30s here.
+func startClusterWithReplicas(t *testing.T) *valkeytest.Cluster {
+	t.Helper()
+	c := &valkeytest.Cluster{}
+	t.Cleanup(c.Close)
+	for range 6 {
+		s, err := valkeytest.Start(valkeytest.WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Nodes = append(c.Nodes, s)
+	}
+	args := append(append([]string{"--cluster", "create"}, c.Addrs()...), "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := osexec.Command("valkey-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
+	}
+	waitCluster(t, c.Nodes, func(nodes string) bool { return strings.Count(nodes, "slave") == 3 && !strings.Contains(nodes, "fail") })
+	return c
+}
+
+// waitCluster waits until every node reports cluster_state:ok and ok(CLUSTER NODES) holds.
+func waitCluster(t *testing.T, nodes []*valkeytest.Server, ok func(clusterNodes string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, s := range nodes {
+		rdb := testAdmin(t, s)
+		for {
+			info := rdb.ClusterInfo(context.Background()).Val()
+			if strings.Contains(info, "cluster_state:ok") && ok(rdb.ClusterNodes(context.Background()).Val()) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s not ready within 30s: %s\n%s", s.Addr(), info, rdb.ClusterNodes(context.Background()).Val())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+// TestCLIReliability_clusterMasterKilledDuringApply kills the master that owns the groups'
+// slot while an apply runs; once its replica is promoted, re-applies converge and every group
+// recorded in state is on the cluster.
+func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
+	t.Parallel()
+	const groups, streams = 100, 10
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cluster := startClusterWithReplicas(t)
+	prefix := testKey(t) // one hash tag: every stream lives on one master
+	owner, err := cluster.Owner(ctx, valkey.HashSlot(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, len(cluster.Nodes))
+	for i, a := range cluster.Addrs() {
+		addrs[i] = strconv.Quote(a)
+	}
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  cluster {\n    addresses = [%s]\n  }\n}\n", strings.Join(addrs, ", "))+
+		testAccManyGroupsConfig(prefix, groups, streams))
+	ownerAdmin := testAdmin(t, owner)
+
+	applied := make(chan cliResult, 1)
+	go func() { applied <- r.exec(ctx, passwordEnv, "apply", "-auto-approve") }()
+	for calls := 0; calls < 5; {
+		if calls, err = commandCalls(ctx, ownerAdmin, "xgroup|create"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	owner.Stop()
+	killedAt := time.Now()
+	runs := []cliResult{<-applied}
+	inState := r.stateGroups()
+	var alive []*valkeytest.Server
+	for _, s := range cluster.Nodes {
+		if s != owner {
+			alive = append(alive, s)
+		}
+	}
+	waitCluster(t, alive, func(nodes string) bool { return strings.Count(nodes, "master") >= 4 }) // 3 serving + the failed one
+	t.Logf("first apply ok=%v with %d groups in state; replica promoted %v after the kill", runs[0].err == nil, len(inState), time.Since(killedAt))
+
+	for attempt := 1; ; attempt++ {
+		res := r.exec(ctx, passwordEnv, "apply", "-auto-approve")
+		runs = append(runs, res)
+		if res.err == nil {
+			break
+		}
+		if attempt == 10 {
+			t.Fatalf("re-apply still fails after the promotion: %s", res.stdout)
+		}
+		time.Sleep(time.Second)
+	}
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{alive[0].Addr()}, Protocol: 2, DisableIdentity: true})
+	t.Cleanup(func() { _ = rdb.Close() })
+	onServer, total, err := serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range inState {
+		if !onServer[g.Stream][g.Name] {
+			t.Errorf("group %q of %q was in state before the failover but is not on the cluster", g.Name, g.Stream)
+		}
+	}
+	if total != groups || len(r.stateGroups()) != groups {
+		t.Errorf("cluster holds %d groups, state %d; want %d", total, len(r.stateGroups()), groups)
+	}
+	if final := r.exec(ctx, passwordEnv, "plan", "-detailed-exitcode"); final.err != nil {
+		t.Errorf("plan after convergence is not empty (%v): %s", final.err, final.stdout)
+	}
 	r.expectNoSecret(reliabilityPassword, runs...)
 }
