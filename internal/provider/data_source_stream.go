@@ -93,6 +93,9 @@ func (d *streamDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	key := config.Key.ValueString()
+	if !requireClient(d.client, &resp.Diagnostics) {
+		return
+	}
 	stream, err := d.client.StreamInfo(ctx, key)
 	if err != nil {
 		addReadError(&resp.Diagnostics, err, d.client.Addr(), key, "")

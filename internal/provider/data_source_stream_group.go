@@ -92,6 +92,9 @@ func (d *streamGroupDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	stream, name := config.Stream.ValueString(), config.Name.ValueString()
+	if !requireClient(d.client, &resp.Diagnostics) {
+		return
+	}
 	group, consumers, err := d.client.GroupDetail(ctx, stream, name)
 	if err != nil {
 		addReadError(&resp.Diagnostics, err, d.client.Addr(), stream, name)

@@ -58,7 +58,7 @@ func groupInfoAttributes() map[string]schema.Attribute {
 	}
 }
 
-// clientFrom is the provider's client for a data source's Configure. Nil provider data (before
+// clientFrom is the provider's client for a resource's or data source's Configure. Nil provider data (before
 // the provider is configured) yields nil quietly.
 func clientFrom(providerData any, diags *diag.Diagnostics) *valkey.Client {
 	if providerData == nil {
@@ -70,6 +70,18 @@ func clientFrom(providerData any, diags *diag.Diagnostics) *valkey.Client {
 			fmt.Sprintf("Expected *valkey.Client, got %T. This is a bug in the provider; please report it.", providerData))
 	}
 	return client
+}
+
+// requireClient reports a missing client (the provider was never configured) as an error
+// instead of a crash.
+func requireClient(client *valkey.Client, diags *diag.Diagnostics) bool {
+	if client == nil {
+		diags.AddError("Provider Not Configured",
+			"The valkey provider has no connection settings for this operation. This is a bug in the provider or in "+
+				"the test harness running it; please report it with the configuration used.")
+		return false
+	}
+	return true
 }
 
 // addReadError appends a data source's failed read of stream (and group, when not empty).

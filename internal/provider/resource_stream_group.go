@@ -100,16 +100,7 @@ func requiresReplaceUnlessImported(_ context.Context, req planmodifier.StringReq
 }
 
 func (r *streamGroupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	client, ok := req.ProviderData.(*valkey.Client)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected Provider Data",
-			fmt.Sprintf("Expected *valkey.Client, got %T. This is a bug in the provider; please report it.", req.ProviderData))
-		return
-	}
-	r.client = client
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -119,6 +110,9 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
 
 	outcome, group, err := r.client.EnsureGroup(ctx, stream, name, valkey.Start(start))
 	if err != nil {
@@ -144,6 +138,9 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	stream, name := state.Stream.ValueString(), state.Name.ValueString()
+	if !requireClient(r.client, &resp.Diagnostics) {
+		return
+	}
 	_, found, err := r.client.Group(ctx, stream, name)
 	if err != nil {
 		// Never drop state because the server could not answer: only "gone" removes it.

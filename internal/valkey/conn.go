@@ -386,6 +386,9 @@ func ParseURL(raw string) (*redis.Options, error) {
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, bad("it has no host")
 	}
+	if !validHost(u.Hostname()) {
+		return nil, bad(fmt.Sprintf("host %q is not a host name or IP address", u.Hostname()))
+	}
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		reason := strings.TrimPrefix(err.Error(), "redis: ")
@@ -397,17 +400,13 @@ func ParseURL(raw string) (*redis.Options, error) {
 	return opts, nil
 }
 
-// RedactURL hides the password in a URL, even one that does not parse.
+// RedactURL hides the password in a URL, even one that does not parse or has no scheme:
+// whatever stands between the first ":" and the last "@" of the part after "://" is hidden.
+// It may hide more than the password, never less.
 func RedactURL(raw string) string {
-	if u, err := url.Parse(raw); err == nil {
-		if _, has := u.User.Password(); !has {
-			return raw
-		}
-		return u.Redacted()
-	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	if !ok {
-		scheme, rest = "", raw
+	prefix, rest := "", raw
+	if scheme, after, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", after
 	}
 	at := strings.LastIndex(rest, "@")
 	if at < 0 {
@@ -417,8 +416,27 @@ func RedactURL(raw string) string {
 	if !hasPass {
 		return raw
 	}
-	if scheme != "" {
-		scheme += "://"
+	return prefix + user + ":xxxxx" + rest[at:]
+}
+
+// validHost reports a host name or IP address that can be dialled.
+func validHost(host string) bool {
+	if net.ParseIP(host) != nil {
+		return true
 	}
-	return scheme + user + ":xxxxx" + rest[at:]
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
