@@ -23,7 +23,7 @@ provider "valkey" {
   username = "terraform"
 
   cluster {
-    addresses = ["10.0.0.11:6379", "10.0.0.12:6379", "10.0.0.13:6379"]
+    addresses = ["valkey-1.internal:6379", "valkey-2.internal:6379", "valkey-3.internal:6379"]
   }
 }
 
@@ -33,7 +33,7 @@ provider "valkey" {
 
   sentinel {
     master_name = "primary"
-    addresses   = ["10.0.0.21:26379", "10.0.0.22:26379", "10.0.0.23:26379"]
+    addresses   = ["sentinel-1.internal:26379", "sentinel-2.internal:26379", "sentinel-3.internal:26379"]
   }
 }
 
