@@ -183,15 +183,7 @@ func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	admin := testAdmin(t, srv)
-	connections := func() string {
-		info := admin.Info(context.Background(), "stats").Val()
-		for _, line := range strings.Split(info, "\r\n") {
-			if strings.HasPrefix(line, "total_connections_received:") {
-				return line
-			}
-		}
-		return "?"
-	}
+	connections := func() string { return connectionsReceived(admin) }
 	before := connections()
 	stream := testKey(t)
 	resource.Test(t, resource.TestCase{

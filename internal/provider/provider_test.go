@@ -97,6 +97,51 @@ func (c serverCheck) CheckState(_ context.Context, _ statecheck.CheckStateReques
 	resp.Error = c()
 }
 
+// connectionsReceived is the server's total_connections_received line.
+func connectionsReceived(admin *redis.Client) string {
+	info := admin.Info(context.Background(), "stats").Val()
+	for _, line := range strings.Split(info, "\r\n") {
+		if strings.HasPrefix(line, "total_connections_received:") {
+			return line
+		}
+	}
+	return "?"
+}
+
+func TestAccProvider_ConfigureDialsNothing(t *testing.T) {
+	t.Parallel()
+	srv, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	admin := testAdmin(t, srv)
+	before := connectionsReceived(admin)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			// The provider is configured (its resource is planned), but the stream is not known
+			// until apply, so nothing needs the server: Configure must not dial on its own.
+			Config: testAccProviderConfig(srv) + `
+resource "terraform_data" "stream" {
+  input = "emq:{later}:stream"
+}
+
+resource "valkey_stream_group" "test" {
+  stream      = terraform_data.stream.output
+  name        = "billing"
+  group_start = "new"
+}
+`,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
+	})
+	if after := connectionsReceived(admin); after != before {
+		t.Errorf("configuring the provider dialled the server: %s, then %s", before, after)
+	}
+}
+
 func TestOptionsFrom_Precedence(t *testing.T) {
 	env := map[string]string{envURL: "valkey://env:1/2", envUsername: "env-user", envPassword: "env-pw"}
 	getenv := func(k string) string { return env[k] }
