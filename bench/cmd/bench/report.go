@@ -437,17 +437,23 @@ func profile(ctx context.Context, cfg config, out string, bins binaries, base *t
 			if _, err := tf.run(ctx, dir, op, "VALKEY_URL="+url, "BENCH_CPUPROFILE_DIR="+pdir); err != nil {
 				return err
 			}
-			files, _ := filepath.Glob(filepath.Join(pdir, "*.pprof"))
+			files, _ := filepath.Glob(filepath.Join(pdir, "*-[0-9]*[0-9].pprof")) // CPU profiles, not heap
 			if len(files) == 0 {
 				continue
 			}
-			args := append([]string{"tool", "pprof", "-top", "-nodecount=25"}, files...)
+			args := append([]string{"tool", "pprof", "-top", "-cum", "-nodecount=40"}, files...)
 			top, err := exec.CommandContext(ctx, "go", args...).Output()
 			if err != nil {
 				return fmt.Errorf("go tool pprof: %w", err)
 			}
+			shown := pdir
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, pdir); err == nil {
+					shown = rel
+				}
+			}
 			res.profiles = append(res.profiles, profileTop{
-				title: fmt.Sprintf("%s, %s, %s (%d processes; profiles in %s)", sub.label, op, sh, len(files), pdir),
+				title: fmt.Sprintf("%s, %s, %s (%d processes; profiles in %s)", sub.label, op, sh, len(files), shown),
 				top:   string(top),
 			})
 		}
