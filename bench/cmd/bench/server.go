@@ -95,12 +95,12 @@ func (p *countingProxy) accept() {
 
 func (p *countingProxy) relay(client net.Conn) {
 	defer p.active.Done()
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	server, err := net.Dial("tcp", p.target)
 	if err != nil {
 		return
 	}
-	defer server.Close()
+	defer func() { _ = server.Close() }()
 	p.mu.Lock()
 	p.conns++
 	p.mu.Unlock()

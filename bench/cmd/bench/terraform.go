@@ -141,7 +141,7 @@ func readRSSLog(path string) (peak int64, processes int, cpu time.Duration) {
 	if err != nil {
 		return 0, 0, 0
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())

@@ -47,7 +47,7 @@ func main() {
 		if usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				cpu := time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
-				fmt.Fprintf(f, "%s %d %d %d %d\n", name, cmd.Process.Pid, usage.Maxrss, time.Since(start).Milliseconds(), cpu.Milliseconds())
+				_, _ = fmt.Fprintf(f, "%s %d %d %d %d\n", name, cmd.Process.Pid, usage.Maxrss, time.Since(start).Milliseconds(), cpu.Milliseconds())
 				_ = f.Close()
 			}
 		}
