@@ -132,27 +132,25 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state streamGroupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
+	// Only stream and name are needed, and Read changes no attribute: the prior state stays
+	// in resp.State as it is, so a refresh of many groups decodes and encodes nothing else.
+	var stream, name types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("stream"), &stream)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+	if resp.Diagnostics.HasError() || !requireClient(r.client, &resp.Diagnostics) {
 		return
 	}
-	stream, name := state.Stream.ValueString(), state.Name.ValueString()
-	if !requireClient(r.client, &resp.Diagnostics) {
-		return
-	}
-	_, found, err := r.client.Group(ctx, stream, name)
+	_, found, err := r.client.Group(ctx, stream.ValueString(), name.ValueString())
 	if err != nil {
 		// Never drop state because the server could not answer: only "gone" removes it.
-		addValkeyError(&resp.Diagnostics, "Consumer Group Not Read", err, stream, name)
+		addValkeyError(&resp.Diagnostics, "Consumer Group Not Read", err, stream.ValueString(), name.ValueString())
 		return
 	}
 	if !found {
-		tflog.Info(ctx, "group is gone from the server; removing it from state", map[string]any{"stream": stream, "group": name})
+		tflog.Info(ctx, "group is gone from the server; removing it from state",
+			map[string]any{"stream": stream.ValueString(), "group": name.ValueString()})
 		resp.State.RemoveResource(ctx)
-		return
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
 }
 
 // Update only happens right after an import, when the configured group_start is recorded.
@@ -183,6 +181,9 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			resp.Diagnostics.AddWarning("Consumer Group Will Stay On Server", leftOnServer(state))
 		}
 		return
+	}
+	if req.Plan.Raw.Equal(req.State.Raw) {
+		return // nothing changes: nothing to say
 	}
 	var plan streamGroupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -234,8 +235,10 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 					name, stream, valkeyErrorDetail(err, stream, name)))
 		}
 	case !exists:
-		diags.AddWarning("Stream Will Be Created",
-			fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
+		if r.client.FirstPlanNote(stream) { // once per stream, not once per group on it
+			diags.AddWarning("Stream Will Be Created",
+				fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
+		}
 	default:
 		if g, found := valkey.FindGroup(groups, name); found {
 			diags.AddWarning("Consumer Group Will Be Adopted",

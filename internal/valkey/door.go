@@ -57,13 +57,20 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	}
 	var create *redis.StatusCmd
 	var info *redis.Cmd
+	gen := c.groups.generation(stream)
 	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		create = p.XGroupCreateMkStream(ctx, stream, group, id)
 		info = p.Do(ctx, "XINFO", "GROUPS", stream)
 		return nil
 	})
-	// Whatever happened, answers cached before this point may be stale now.
-	c.groups.invalidate(stream)
+	groups, parseErr := parseGroups(info.Val())
+	if info.Err() != nil || parseErr != nil {
+		c.groups.invalidate(stream)
+	} else {
+		// The read-back followed this Create, so it is fresh unless another door on the same
+		// stream ran meanwhile; replaceAfterDoor keeps it only then.
+		c.groups.replaceAfterDoor(stream, gen, streamGroups{exists: true, groups: groups})
+	}
 	createErr := create.Err()
 	if createErr == nil && info.Err() == nil && pipeErr != nil {
 		// The connection failed before any command ran (dial, TLS, AUTH): go-redis reports
@@ -74,8 +81,7 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	if err != nil {
 		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
 	}
-	groups, err := parseGroups(info.Val())
-	if info.Err() != nil || err != nil {
+	if info.Err() != nil || parseErr != nil {
 		// The group is in place; only the read-back failed. Report the outcome without info.
 		return outcome, Group{Name: group}, nil
 	}
@@ -88,11 +94,10 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 // doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group
 // exists, which is what the caller asked for. Everything else stays an error.
 func doorOutcome(err error) (Outcome, error) {
-	msg, isReply := reply(err)
-	switch {
-	case err == nil:
+	if err == nil {
 		return Created, nil
-	case isReply && strings.HasPrefix(msg, "BUSYGROUP"):
+	}
+	if msg, isReply := reply(err); isReply && strings.HasPrefix(msg, "BUSYGROUP") {
 		return Adopted, nil
 	}
 	return 0, err

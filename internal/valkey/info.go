@@ -21,7 +21,9 @@ type Group struct {
 }
 
 // Group finds one group on stream. found is false when the stream or the group is missing;
-// err is set only when the server could not answer or the key is not a stream.
+// err is set only when the server could not answer or the key is not a stream. Answers are
+// shared per stream for the client's life (one Terraform command), and always reflect the
+// doors this client ran; counters such as pending may be as old as that.
 func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found bool, err error) {
 	sg, err := c.streamGroups(ctx, stream)
 	if err != nil || !sg.exists {
@@ -92,6 +94,21 @@ func (c *Client) PlanGroups(ctx context.Context, stream string) (groups []Group,
 	return nil, false, true, err
 }
 
+// FirstPlanNote reports whether this is the first call for stream in this client's life, so
+// that a note about a stream is given once per plan, not once per group on it.
+func (c *Client) FirstPlanNote(stream string) bool {
+	c.groups.mu.Lock()
+	defer c.groups.mu.Unlock()
+	if c.groups.noted == nil {
+		c.groups.noted = map[string]bool{}
+	}
+	if c.groups.noted[stream] {
+		return false
+	}
+	c.groups.noted[stream] = true
+	return true
+}
+
 func findGroup(groups []Group, name string) (Group, bool) {
 	for _, g := range groups {
 		if g.Name == name {
@@ -157,7 +174,8 @@ type groupCache struct {
 	streams map[string]streamGroups
 	gens    map[string]uint64
 	flight  singleflight.Group
-	planErr error // the first failure PlanGroups met
+	planErr error           // the first failure PlanGroups met
+	noted   map[string]bool // streams FirstPlanNote has answered for
 }
 
 func (gc *groupCache) load(stream string) (streamGroups, bool) {
@@ -181,6 +199,26 @@ func (gc *groupCache) invalidate(stream string) {
 		gc.gens = map[string]uint64{}
 	}
 	delete(gc.streams, stream)
+	gc.gens[stream]++
+}
+
+// replaceAfterDoor ends a door on stream that began at generation gen: it keeps the door's
+// read-back when no other door or invalidation touched the stream meanwhile, and forgets the
+// stream otherwise. Either way, fetches begun before the door will not store their answers.
+func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroups) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.gens == nil {
+		gc.gens = map[string]uint64{}
+	}
+	if gc.streams == nil {
+		gc.streams = map[string]streamGroups{}
+	}
+	if gc.gens[stream] == gen {
+		gc.streams[stream] = sg
+	} else {
+		delete(gc.streams, stream)
+	}
 	gc.gens[stream]++
 }
 

@@ -196,3 +196,47 @@ func TestPlanGroups_RemembersFirstFailureOnly(t *testing.T) {
 		t.Errorf("%d calls reported first, want exactly 1 (one warning per plan)", firsts)
 	}
 }
+
+func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
+	t.Parallel()
+	own, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(own.Close)
+	ctx, rdb := context.Background(), own.Client()
+	defer rdb.Close()
+	c := newClient(t, valkey.Options{URL: own.URL()})
+
+	// Concurrent doors on one stream: every group must be visible to reads after its door
+	// returned, whichever read-back the cache kept.
+	const groups = 20
+	var wg sync.WaitGroup
+	for i := range groups {
+		wg.Go(func() {
+			if _, _, err := c.EnsureGroup(ctx, "orders", "g"+strconv.Itoa(i), valkey.StartNew); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range groups {
+		if _, found, err := c.Group(ctx, "orders", "g"+strconv.Itoa(i)); err != nil || !found {
+			t.Errorf("g%d after its door: found=%v err=%v", i, found, err)
+		}
+	}
+
+	// One door, then reads: the pipelined read-back answers them, no second XINFO GROUPS.
+	rdb.ConfigResetStat(ctx)
+	if _, _, err := c.EnsureGroup(ctx, "payments", "billing", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, found, err := c.Group(ctx, "payments", "billing"); err != nil || !found {
+			t.Fatalf("found=%v err=%v", found, err)
+		}
+	}
+	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+		t.Errorf("a door and three reads cost %d XINFO GROUPS, want 1 (the door's read-back)", calls)
+	}
+}
