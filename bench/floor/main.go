@@ -15,10 +15,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
+	"github.com/echomq/terraform-provider-valkey/internal/pluginlog"
 	valkeyprovider "github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
 func main() {
+	pluginlog.QuietUnlessWanted()           // the same logging as main.go: the floor pays what we pay
 	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
 	err := providerserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",

@@ -10,10 +10,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
 	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
+	"github.com/echomq/terraform-provider-valkey/internal/pluginlog"
 	"github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
 func main() {
+	pluginlog.QuietUnlessWanted() // the same logging as main.go: the floor pays what we pay
 	stop := cpuprofile.Start("valkey")
 	err := providerserver.Serve(context.Background(), provider.New("bench"), providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkey",
