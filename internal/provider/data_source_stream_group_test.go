@@ -54,14 +54,6 @@ func (c serverCheckWithState) CheckState(_ context.Context, req statecheck.Check
 	resp.Error = c(req)
 }
 
-// optional is *n as a plain value, or nil.
-func optional(n *int64) any {
-	if n == nil {
-		return nil
-	}
-	return *n
-}
-
 // serverGroupValues is what XINFO GROUPS reports for the group, keyed like the data source.
 func serverGroupValues(rdb *redis.Client, stream, name string) (map[string]any, error) {
 	raw, err := rdb.Do(context.Background(), "XINFO", "GROUPS", stream).Slice()

@@ -14,8 +14,6 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func strs(vs ...string) []types.String {
 	out := make([]types.String, len(vs))
 	for i, v := range vs {

@@ -283,7 +283,7 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	if got, want := len(findDiagnostic(reapply.diags, "warning", "Consumer Group Adopted")), total-len(inState); got != want {
 		t.Errorf("re-apply adopted %d groups; want the %d on the server but not in state", got, want)
 	}
-	onServer, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
+	_, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
 	if err != nil || total != groups {
 		t.Errorf("server holds %d groups after the re-apply (err %v), want %d", total, err, groups)
 	}

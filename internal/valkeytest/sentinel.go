@@ -39,7 +39,7 @@ func StartSentinel(n int) (*Sentinel, error) {
 	}
 	if err := waitFor(10*time.Second, func() bool {
 		rdb := st.Replica.Client()
-		defer rdb.Close()
+		defer func() { _ = rdb.Close() }()
 		return strings.Contains(rdb.Info(context.Background(), "replication").Val(), "master_link_status:up")
 	}); err != nil {
 		st.Close()
@@ -68,7 +68,7 @@ func StartSentinel(n int) (*Sentinel, error) {
 	}
 	if err := waitFor(10*time.Second, func() bool {
 		rdb := st.SentinelClient()
-		defer rdb.Close()
+		defer func() { _ = rdb.Close() }()
 		replicas, _ := rdb.Replicas(context.Background(), st.MasterName).Result()
 		// Promotable only once the sentinel is connected to it and has its INFO.
 		return len(replicas) > 0 && replicas[0]["flags"] == "slave" && replicas[0]["master-link-status"] == "ok"
@@ -123,7 +123,7 @@ func (st *Sentinel) SentinelClient() *redis.SentinelClient {
 // MasterAddr is the primary's address as the first sentinel reports it.
 func (st *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 	rdb := st.SentinelClient()
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	hp, err := rdb.GetMasterAddrByName(ctx, st.MasterName).Result()
 	if err != nil {
 		return "", err
@@ -136,7 +136,7 @@ func (st *Sentinel) MasterAddr(ctx context.Context) (string, error) {
 // is reconfigured as a replica some seconds later.
 func (st *Sentinel) Failover(ctx context.Context) error {
 	rdb := st.SentinelClient()
-	defer rdb.Close()
+	defer func() { _ = rdb.Close() }()
 	if err := rdb.Failover(ctx, st.MasterName).Err(); err != nil {
 		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
 	}
@@ -149,7 +149,7 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 		for _, s := range st.Sentinels {
 			c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
 			hp, err := c.GetMasterAddrByName(ctx, st.MasterName).Result()
-			c.Close()
+			_ = c.Close()
 			if err != nil || net.JoinHostPort(hp[0], hp[1]) != st.Replica.Addr() {
 				return false
 			}
