@@ -33,13 +33,15 @@ var _ provider.ProviderWithFunctions = (*valkeyProvider)(nil)
 
 // Environment variables read when an attribute is not set.
 const (
-	envURL            = "VALKEY_URL"
-	envUsername       = "VALKEY_USERNAME"
-	envPassword       = "VALKEY_PASSWORD"
-	envDB             = "VALKEY_DB"
-	envDialTimeout    = "VALKEY_DIAL_TIMEOUT"
-	envCommandTimeout = "VALKEY_COMMAND_TIMEOUT"
-	envMaxRetries     = "VALKEY_MAX_RETRIES"
+	envURL               = "VALKEY_URL"
+	envUsername          = "VALKEY_USERNAME"
+	envPassword          = "VALKEY_PASSWORD"
+	envDB                = "VALKEY_DB"
+	envDialTimeout       = "VALKEY_DIAL_TIMEOUT"
+	envCommandTimeout    = "VALKEY_COMMAND_TIMEOUT"
+	envMaxRetries        = "VALKEY_MAX_RETRIES"
+	envMinReplicaAcks    = "VALKEY_MIN_REPLICA_ACKS"
+	envReplicaAckTimeout = "VALKEY_REPLICA_ACK_TIMEOUT"
 
 	envTLSCACert             = "VALKEY_TLS_CA_CERT"
 	envTLSCert               = "VALKEY_TLS_CERT"
@@ -66,16 +68,18 @@ type valkeyProvider struct {
 }
 
 type providerModel struct {
-	URL            types.String   `tfsdk:"url"`
-	Username       types.String   `tfsdk:"username"`
-	Password       types.String   `tfsdk:"password"`
-	DB             types.Int64    `tfsdk:"db"`
-	DialTimeout    types.String   `tfsdk:"dial_timeout"`
-	CommandTimeout types.String   `tfsdk:"command_timeout"`
-	MaxRetries     types.Int64    `tfsdk:"max_retries"`
-	TLS            *tlsModel      `tfsdk:"tls"`
-	Cluster        *clusterModel  `tfsdk:"cluster"`
-	Sentinel       *sentinelModel `tfsdk:"sentinel"`
+	URL               types.String   `tfsdk:"url"`
+	Username          types.String   `tfsdk:"username"`
+	Password          types.String   `tfsdk:"password"`
+	DB                types.Int64    `tfsdk:"db"`
+	DialTimeout       types.String   `tfsdk:"dial_timeout"`
+	CommandTimeout    types.String   `tfsdk:"command_timeout"`
+	MaxRetries        types.Int64    `tfsdk:"max_retries"`
+	MinReplicaAcks    types.Int64    `tfsdk:"min_replica_acks"`
+	ReplicaAckTimeout types.String   `tfsdk:"replica_ack_timeout"`
+	TLS               *tlsModel      `tfsdk:"tls"`
+	Cluster           *clusterModel  `tfsdk:"cluster"`
+	Sentinel          *sentinelModel `tfsdk:"sentinel"`
 }
 
 type tlsModel struct {
@@ -178,6 +182,16 @@ func (p *valkeyProvider) Schema(_ context.Context, _ provider.SchemaRequest, res
 				Optional:   true,
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
+			"min_replica_acks": schema.Int64Attribute{
+				MarkdownDescription: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door) " +
+					"before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so the apply " +
+					"fails and says so; applying again adopts it if it survived. Not available with `cluster`. Defaults to `1` with " +
+					"`sentinel`, else `0` (no wait)." + envDoc(envMinReplicaAcks, "1 with sentinel, else 0"),
+				Optional: true,
+				Validators: []validator.Int64{int64validator.AtLeast(0),
+					int64validator.ConflictsWith(path.MatchRoot("cluster"))},
+			},
+			"replica_ack_timeout": durationAttr("How long the door waits for `min_replica_acks` replicas", envReplicaAckTimeout, valkey.DefaultReplicaAckTimeout),
 		},
 		Blocks: map[string]schema.Block{
 			"tls": schema.SingleNestedBlock{
@@ -408,6 +422,12 @@ func optionsFrom(config providerModel, getenv func(string) string) (valkey.Optio
 			source = "the default"
 		}
 	}
+	opts.ReplicaAckTimeout = r.duration("replica_ack_timeout", config.ReplicaAckTimeout, envReplicaAckTimeout)
+	if n, set := r.int64("min_replica_acks", config.MinReplicaAcks, envMinReplicaAcks); set {
+		opts.MinReplicaAcks = int(n)
+	} else if opts.Sentinel != nil {
+		opts.MinReplicaAcks = 1 // a Sentinel deployment has replicas, and fails over to them
+	}
 	opts.Unknown = r.unknown
 	return opts, source
 }
@@ -435,14 +455,14 @@ func splitList(v string) []string {
 // checkEnv rejects environment variables that are set but cannot be read, naming them.
 func checkEnv(getenv func(string) string) error {
 	var problems []string
-	for _, name := range []string{envDB, envMaxRetries} {
+	for _, name := range []string{envDB, envMaxRetries, envMinReplicaAcks} {
 		if v := getenv(name); v != "" {
 			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 				problems = append(problems, fmt.Sprintf("%s=%q is not a whole number of 0 or more", name, v))
 			}
 		}
 	}
-	for _, name := range []string{envDialTimeout, envCommandTimeout} {
+	for _, name := range []string{envDialTimeout, envCommandTimeout, envReplicaAckTimeout} {
 		if v := getenv(name); v != "" {
 			if err := checkDuration(v); err != nil {
 				problems = append(problems, fmt.Sprintf("%s=%q %s", name, v, err))

@@ -62,6 +62,16 @@ func TestOptionsFrom_EachSettingPrecedence(t *testing.T) {
 			func(o valkey.Options) bool { return o.DialTimeout == 250*time.Millisecond },
 			func(o valkey.Options) bool { return o.DialTimeout == 7*time.Second },
 			func(o valkey.Options) bool { return o.DialTimeout == 0 }},
+		"min_replica_acks": {envMinReplicaAcks, "2",
+			func(m *providerModel) { m.MinReplicaAcks = types.Int64Value(0) }, // an explicit 0 still beats the variable
+			func(o valkey.Options) bool { return o.MinReplicaAcks == 0 },
+			func(o valkey.Options) bool { return o.MinReplicaAcks == 2 },
+			func(o valkey.Options) bool { return o.MinReplicaAcks == 0 }},
+		"replica_ack_timeout": {envReplicaAckTimeout, "3s",
+			func(m *providerModel) { m.ReplicaAckTimeout = types.StringValue("150ms") },
+			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 150*time.Millisecond },
+			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 3*time.Second },
+			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 0 }},
 		"command_timeout": {envCommandTimeout, "9s",
 			func(m *providerModel) { m.CommandTimeout = types.StringValue("1m") },
 			func(o valkey.Options) bool { return o.CommandTimeout == time.Minute },
@@ -157,6 +167,9 @@ func TestOptionsFrom_SentinelFields(t *testing.T) {
 	want := &valkey.SentinelOptions{MasterName: "p", Addrs: []string{"127.0.0.1:26379", "127.0.0.1:26380"}, Username: "env-su", Password: "env-sp"}
 	if !reflect.DeepEqual(got.Sentinel, want) {
 		t.Errorf("from env: %+v, want %+v", got.Sentinel, want)
+	}
+	if got.MinReplicaAcks != 1 {
+		t.Errorf("sentinel mode waits for %d replica acks by default, want 1", got.MinReplicaAcks)
 	}
 	got, _ = optionsFrom(providerModel{Sentinel: &sentinelModel{
 		MasterName: types.StringValue("q"), Addresses: strs("127.0.0.1:1"),

@@ -104,6 +104,10 @@ resource "valkey_stream_group" %[1]q {
 					if err := st.Failover(context.Background()); err != nil {
 						t.Fatal(err)
 					}
+					// min_replica_acks is 1 in sentinel mode: the new primary needs its replica back.
+					if err := st.WaitReplicated(context.Background()); err != nil {
+						t.Fatal(err)
+					}
 				},
 				Config: config("before", "after"),
 				ConfigStateChecks: []statecheck.StateCheck{

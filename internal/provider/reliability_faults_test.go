@@ -365,7 +365,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 				break
 			}
 			failedApplies++
-			if attempt == 10 {
+			if attempt == 30 { // until the old primary rejoins as a replica and writes are confirmed again
 				t.Fatalf("round %d: apply still fails after %d attempts: %s", round, attempt, res.stdout)
 			}
 			time.Sleep(500 * time.Millisecond)

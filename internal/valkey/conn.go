@@ -28,6 +28,8 @@ const (
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultCommandTimeout = 3 * time.Second
 	DefaultMaxRetries     = 3
+	// DefaultReplicaAckTimeout bounds the door's WAIT when MinReplicaAcks is set.
+	DefaultReplicaAckTimeout = time.Second
 )
 
 // Options say how to reach the server. The zero value of each field means "default".
@@ -46,6 +48,12 @@ type Options struct {
 	CommandTimeout time.Duration
 	MaxRetries     int // 0 = DefaultMaxRetries; -1 = no retries
 	PoolSize       int
+
+	// MinReplicaAcks > 0 makes the door confirm its write with WAIT: at least this many
+	// replicas must acknowledge it within ReplicaAckTimeout (DefaultReplicaAckTimeout when 0).
+	// Not available with a cluster, where WAIT has no key to be routed by.
+	MinReplicaAcks    int
+	ReplicaAckTimeout time.Duration
 
 	// Unknown, when set, says which settings were unknown when the client was made (during a
 	// plan whose provider configuration depends on resources not yet created). Every command
@@ -268,7 +276,11 @@ func (c *Client) timeouts() (dial, read, write time.Duration, retries int) {
 	if c.opts.MaxRetries != 0 {
 		retries = c.opts.MaxRetries
 	}
-	return dial, read, read, retries
+	write = read
+	if _, wait := c.replicaAcks(); wait > 0 {
+		read += wait // the door's WAIT may hold the reply that long
+	}
+	return dial, read, write, retries
 }
 
 // unknownClient fails every command with the ConfigUnknownError, without dialling.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -57,9 +58,15 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	}
 	var create *redis.StatusCmd
 	var info *redis.Cmd
+	var wait *redis.IntCmd
+	acks, ackTimeout := c.replicaAcks()
 	gen := c.groups.generation(stream)
 	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		create = p.XGroupCreateMkStream(ctx, stream, group, id)
+		if acks > 0 {
+			wait = redis.NewIntCmd(ctx, "WAIT", acks, ackTimeout.Milliseconds())
+			_ = p.Process(ctx, wait)
+		}
 		info = p.Do(ctx, "XINFO", "GROUPS", stream)
 		return nil
 	})
@@ -81,6 +88,12 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	if err != nil {
 		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
 	}
+	if wait != nil && (wait.Err() != nil || wait.Val() < int64(acks)) {
+		if msg, isReply := reply(wait.Err()); isReply {
+			return 0, Group{}, &RefusedError{Addr: c.Addr(), Key: stream, Command: "WAIT", Reply: msg}
+		}
+		return 0, Group{}, &UnconfirmedError{Addr: c.Addr(), Key: stream, Acked: wait.Val(), Wanted: acks, Timeout: ackTimeout}
+	}
 	if info.Err() != nil || parseErr != nil {
 		// The group is in place; only the read-back failed. Report the outcome without info.
 		return outcome, Group{Name: group}, nil
@@ -89,6 +102,17 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		return outcome, g, nil
 	}
 	return outcome, Group{Name: group}, nil
+}
+
+// replicaAcks is how many replica acknowledgements the door waits for, and for how long.
+func (c *Client) replicaAcks() (int, time.Duration) {
+	if c.opts.MinReplicaAcks <= 0 || len(c.opts.ClusterAddrs) > 0 {
+		return 0, 0
+	}
+	if c.opts.ReplicaAckTimeout > 0 {
+		return c.opts.MinReplicaAcks, c.opts.ReplicaAckTimeout
+	}
+	return c.opts.MinReplicaAcks, DefaultReplicaAckTimeout
 }
 
 // doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group

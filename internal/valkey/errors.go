@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -168,4 +169,19 @@ func (c *Client) keyType(ctx context.Context, key string) string {
 		return "non-stream value"
 	}
 	return t
+}
+
+// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for: the
+// group is on the primary, but a failover now could lose it, so the door does not count it.
+type UnconfirmedError struct {
+	Addr    string
+	Key     string
+	Acked   int64
+	Wanted  int
+	Timeout time.Duration
+}
+
+func (e *UnconfirmedError) Error() string {
+	return fmt.Sprintf("the group on key %q was written at %s but %d of %d replicas acknowledged it within %s",
+		e.Key, e.Addr, e.Acked, e.Wanted, e.Timeout)
 }

@@ -48,25 +48,37 @@ func (c *Client) streamGroups(ctx context.Context, stream string) (streamGroups,
 	gen := c.groups.generation(stream)
 	// Callers share a fetch only within one generation, so none gets an answer older than a Create.
 	v, err, _ := c.groups.flight.Do(fmt.Sprintf("%d/%s", gen, stream), func() (any, error) {
-		raw, err := c.Universal().Do(ctx, "XINFO", "GROUPS", stream).Result()
-		if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
-			return streamGroups{exists: false}, nil
+		// A caller that missed the cache just before an earlier fetch stored its answer
+		// starts a new flight: it finds that answer here instead of asking again.
+		if sg, ok := c.groups.load(stream); ok {
+			return sg, nil
 		}
-		if err != nil {
-			return nil, c.classify(ctx, "XINFO GROUPS", stream, err)
+		sg, err := c.fetchGroups(ctx, stream)
+		if err == nil {
+			c.groups.store(stream, gen, sg) // before the flight ends, so no caller falls between
 		}
-		groups, err := parseGroups(raw)
-		if err != nil {
-			return nil, err
-		}
-		return streamGroups{exists: true, groups: groups}, nil
+		return sg, err
 	})
 	if err != nil {
 		return streamGroups{}, err
 	}
-	sg := v.(streamGroups)
-	c.groups.store(stream, gen, sg)
-	return sg, nil
+	return v.(streamGroups), nil
+}
+
+// fetchGroups asks the server: XINFO GROUPS, with a missing key read as "no stream".
+func (c *Client) fetchGroups(ctx context.Context, stream string) (streamGroups, error) {
+	raw, err := c.Universal().Do(ctx, "XINFO", "GROUPS", stream).Result()
+	if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
+		return streamGroups{exists: false}, nil
+	}
+	if err != nil {
+		return streamGroups{}, c.classify(ctx, "XINFO GROUPS", stream, err)
+	}
+	groups, err := parseGroups(raw)
+	if err != nil {
+		return streamGroups{}, err
+	}
+	return streamGroups{exists: true, groups: groups}, nil
 }
 
 // PlanGroups answers like Groups for checks made while planning. Once the server has failed

@@ -142,7 +142,7 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 	}
 	role := func(s *Server) string {
 		c := s.Client()
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		return c.Info(ctx, "replication").Val()
 	}
 	return waitFor(15*time.Second, func() bool {
@@ -155,6 +155,17 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 			}
 		}
 		return strings.Contains(role(st.Replica), "role:master")
+	})
+}
+
+// WaitReplicated waits until the promoted primary has a replica with its link up again (the
+// old primary, reconfigured by the sentinels), as writes confirmed by a replica need.
+func (st *Sentinel) WaitReplicated(ctx context.Context) error {
+	c := st.Replica.Client()
+	defer func() { _ = c.Close() }()
+	return waitFor(30*time.Second, func() bool {
+		info := c.Info(ctx, "replication").Val()
+		return strings.Contains(info, "role:master") && strings.Contains(info, "state=online")
 	})
 }
 

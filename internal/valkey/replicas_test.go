@@ -1,0 +1,69 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
+	t.Parallel()
+	primary, err := valkeytest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(primary.Close)
+	ctx := context.Background()
+
+	// No replica: the group is written, but the door does not count an unconfirmed write.
+	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: 1, ReplicaAckTimeout: 200 * time.Millisecond})
+	_, _, err = lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
+	var unconfirmed *valkey.UnconfirmedError
+	if !errors.As(err, &unconfirmed) || unconfirmed.Acked != 0 || unconfirmed.Wanted != 1 || unconfirmed.Key != "orders" {
+		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders", err)
+	}
+
+	replica, err := valkeytest.Start(valkeytest.WithArgs("--replicaof", "127.0.0.1", itoa(primary.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(replica.Close)
+	rrdb := replica.Client()
+	defer func() { _ = rrdb.Close() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for rrdb.Info(ctx, "replication").Val() == "" || !containsLine(rrdb.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatal("replica never linked")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// With a replica: created and adopted, each confirmed, and the group is on the replica.
+	c := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: 1})
+	if outcome, _, err := c.EnsureGroup(ctx, "payments", "billing", valkey.StartNew); err != nil || outcome != valkey.Created {
+		t.Fatalf("create: %v %v", outcome, err)
+	}
+	if outcome, _, err := c.EnsureGroup(ctx, "orders", "billing", valkey.StartNew); err != nil || outcome != valkey.Adopted {
+		t.Fatalf("adopt: %v %v", outcome, err)
+	}
+	if groups, err := rrdb.XInfoGroups(ctx, "payments").Result(); err != nil || len(groups) != 1 {
+		t.Fatalf("replica groups on payments: %v %v", groups, err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func containsLine(info, line string) bool {
+	for _, l := range strings.Split(info, "\r\n") {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
