@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,34 +17,13 @@ import (
 // minimalACL is the permission set the provider documents for a single server or Sentinel.
 const minimalACL = "+xgroup|create +xinfo|groups +type"
 
-// testACLUser creates an ACL user on srv limited to keys matching pattern, removed afterwards.
-func testACLUser(t *testing.T, srv *valkeytest.Server, pattern, perms string) (user, password string) {
-	t.Helper()
-	user = fmt.Sprintf("tf%d", rand.Uint32())
-	password = fmt.Sprintf("pw-%d", rand.Uint64())
-	rdb := testAdmin(t, srv)
-	args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + password, "~" + pattern, "resetchannels"}
-	for _, p := range strings.Fields(perms) {
-		args = append(args, p)
-	}
-	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
-		t.Fatalf("ACL SETUSER: %v", err)
-	}
-	t.Cleanup(func() {
-		rdb := srv.Client()
-		defer rdb.Close()
-		rdb.Do(context.Background(), "ACL", "DELUSER", user)
-	})
-	return user, password
-}
-
 // streamPattern is an ACL key pattern for everything under the stream's hash tag.
 func streamPattern(stream string) string { return stream[:strings.Index(stream, "}")+1] + "*" }
 
 func TestAccProvider_MinimalACL(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testACLUser(t, testServer, streamPattern(stream), minimalACL)
+	user, pw := testServer.ACLUser(t, streamPattern(stream), minimalACL)
 	config := fmt.Sprintf(`provider "valkey" {
   url      = %q
   username = %q
@@ -81,7 +59,7 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testACLUser(t, testServer, streamPattern(stream), "+xinfo|groups +type")
+	user, pw := testServer.ACLUser(t, streamPattern(stream), "+xinfo|groups +type")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{

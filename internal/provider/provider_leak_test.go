@@ -21,7 +21,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	}
 	t.Parallel()
 	stream := testKey(t)
-	user, password := testACLUser(t, testServer, streamPattern(stream), minimalACL)
+	user, password := testServer.ACLUser(t, streamPattern(stream), minimalACL)
 	wrong := password + "-but-wrong"
 
 	dir := t.TempDir()

@@ -112,7 +112,7 @@ var badInputs = []struct {
 	}},
 	{"wrong password", func(t *testing.T, e *badInputEnv) badInputCase {
 		// The user exists with another password; reliabilityPassword is the wrong one.
-		user, _ := testACLUser(t, testServer, streamPattern(e.stream), "+@all")
+		user, _ := testServer.ACLUser(t, streamPattern(e.stream), "+@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", testServer.URL(), user, e.passwordLine)
 		return c
@@ -211,7 +211,7 @@ var badInputs = []struct {
 // aclUserWithPassword is testACLUser with reliabilityPassword as the user's password.
 func aclUserWithPassword(t *testing.T, pattern, perms string) string {
 	t.Helper()
-	user, old := testACLUser(t, testServer, pattern, perms)
+	user, old := testServer.ACLUser(t, pattern, perms)
 	if err := testAdmin(t, testServer).Do(context.Background(), "ACL", "SETUSER", user, "<"+old, ">"+reliabilityPassword).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"testing"
@@ -50,28 +49,6 @@ func unreachable(t *testing.T, err error, addr, hint string) *valkey.Unreachable
 		t.Errorf("hint = %q, want it to contain %q (err: %v)", u.Hint(), hint, u.Err)
 	}
 	return u
-}
-
-// aclUser creates an ACL user limited to keyPattern with perms, and removes it afterwards.
-func aclUser(t *testing.T, srv *valkeytest.Server, keyPattern, perms string) (name, password string) {
-	t.Helper()
-	name = fmt.Sprintf("u%d", rand.Uint32())
-	password = fmt.Sprintf("pw-%d", rand.Uint64())
-	rdb := srv.Client()
-	defer rdb.Close()
-	args := []any{"ACL", "SETUSER", name, "reset", "on", ">" + password, "~" + keyPattern, "resetchannels"}
-	for _, p := range strings.Fields(perms) {
-		args = append(args, p)
-	}
-	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
-		t.Fatalf("ACL SETUSER: %v", err)
-	}
-	t.Cleanup(func() {
-		rdb := srv.Client()
-		defer rdb.Close()
-		rdb.Do(context.Background(), "ACL", "DELUSER", name)
-	})
-	return name, password
 }
 
 // keyPattern is an ACL pattern matching every key that starts like k up to its hash tag.
@@ -178,7 +155,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	other := stream + ":string"
-	user, pw := aclUser(t, srv, keyPattern(stream), MinimalACL)
+	user, pw := srv.ACLUser(t, keyPattern(stream), MinimalACL)
 	rdb := adminClient(t)
 	rdb.Set(ctx, other, "x", 0)
 
@@ -216,7 +193,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, pw := aclUser(t, srv, keyPattern(stream), "+xinfo|groups +type")
+	user, pw := srv.ACLUser(t, keyPattern(stream), "+xinfo|groups +type")
 	c := newClient(t, valkey.Options{Username: user, Password: pw})
 	_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
 	var refused *valkey.RefusedError
@@ -237,7 +214,7 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, _ := aclUser(t, srv, keyPattern(stream), MinimalACL)
+	user, _ := srv.ACLUser(t, keyPattern(stream), MinimalACL)
 	const secret = "s3cret-wrong-Pa55"
 	for _, opts := range []valkey.Options{
 		{Username: user, Password: secret},

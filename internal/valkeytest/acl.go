@@ -1,0 +1,32 @@
+package valkeytest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// ACLUser creates an ACL user on s limited to keys matching keyPattern, with perms (for
+// example "+xgroup|create +type"), and deletes it when the test ends.
+func (s *Server) ACLUser(t testing.TB, keyPattern, perms string) (name, password string) {
+	t.Helper()
+	name = fmt.Sprintf("u%d", rand.Uint32())
+	password = fmt.Sprintf("pw-%d", rand.Uint64())
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	args := []any{"ACL", "SETUSER", name, "reset", "on", ">" + password, "~" + keyPattern, "resetchannels"}
+	for _, p := range strings.Fields(perms) {
+		args = append(args, p)
+	}
+	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		rdb := s.Client()
+		defer func() { _ = rdb.Close() }()
+		rdb.Do(context.Background(), "ACL", "DELUSER", name)
+	})
+	return name, password
+}
