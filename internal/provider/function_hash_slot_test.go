@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -13,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -60,28 +58,13 @@ func hashSlotKeys(n int) []string {
 
 func TestAccHashSlotFunction_matchesClusterKeyslot(t *testing.T) {
 	t.Parallel()
-	cluster, err := valkeytest.Start(valkeytest.WithArgs("--cluster-enabled", "yes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	rdb := testAdmin(t, cluster)
+	cluster := valkeytest.StartT(t, valkeytest.WithArgs("--cluster-enabled", "yes"))
 
 	keys := hashSlotKeys(400)
-	ctx := context.Background()
-	cmds := make([]*redis.IntCmd, len(keys))
-	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range keys {
-			cmds[i] = p.ClusterKeySlot(ctx, k)
-		}
-		return nil
-	}); err != nil {
-		t.Fatalf("CLUSTER KEYSLOT: %v", err)
-	}
 	want := make([]knownvalue.Check, len(keys))
 	quoted := make([]string, len(keys))
-	for i, cmd := range cmds {
-		want[i] = knownvalue.Int64Exact(cmd.Val())
+	for i, slot := range cluster.KeySlots(t, keys) {
+		want[i] = knownvalue.Int64Exact(slot)
 		quoted[i] = "    " + hclString(keys[i]) + ",\n"
 	}
 	resource.Test(t, resource.TestCase{

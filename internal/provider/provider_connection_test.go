@@ -89,11 +89,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(wrong.Close)
-	srv, err := valkeytest.Start(valkeytest.WithTLS(pki, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, true))
 	stream := testKey(t)
 	tlsConfig := func(caFile string) string {
 		return fmt.Sprintf(`provider "valkey" {
@@ -155,11 +151,7 @@ provider "valkey" {
 
 func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 	t.Parallel()
-	srv, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
 	connections := func() string { return connectionsReceived(admin) }
 	before := connections()

@@ -110,11 +110,7 @@ func connectionsReceived(admin *redis.Client) string {
 
 func TestAccProvider_ConfigureDialsNothing(t *testing.T) {
 	t.Parallel()
-	srv, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
 	before := connectionsReceived(admin)
 	resource.Test(t, resource.TestCase{

@@ -226,11 +226,7 @@ func startTLSServer(t *testing.T) (*valkeytest.Server, *valkeytest.PKI) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pki.Close)
-	srv, err := valkeytest.Start(valkeytest.WithTLS(pki, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, false))
 	return srv, pki
 }
 

@@ -430,11 +430,7 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 func TestAccStreamGroup_refreshWithServerDownKeepsState(t *testing.T) {
 	t.Parallel()
 	// An own server with fsync'd persistence: the test kills it and brings it back.
-	srv, err := valkeytest.Start(valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t, valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
 	stream := testKey(t)
 	config := testAccProviderConfig(srv) + testAccStreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{

@@ -20,11 +20,7 @@ func TestRedis70_DoorAndRead(t *testing.T) {
 		t.Skip("redis-server not installed (scripts/setup.sh redis installs it)")
 	}
 	t.Parallel()
-	redisSrv, err := valkeytest.Start(valkeytest.WithBinary(bin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(redisSrv.Close)
+	redisSrv := valkeytest.StartT(t, valkeytest.WithBinary(bin))
 	ctx, rdb := context.Background(), redisSrv.Client()
 	t.Cleanup(func() { _ = rdb.Close() })
 	c := newClient(t, valkey.Options{URL: "redis://" + redisSrv.Addr()})

@@ -26,11 +26,7 @@ func startTLS(t *testing.T, requireClientCert bool) (*valkeytest.Server, *valkey
 		t.Fatal(err)
 	}
 	t.Cleanup(pki.Close)
-	s, err := valkeytest.Start(valkeytest.WithTLS(pki, requireClientCert))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	s := valkeytest.StartT(t, valkeytest.WithTLS(pki, requireClientCert))
 	return s, pki
 }
 

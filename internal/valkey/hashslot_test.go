@@ -6,23 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // clusterServer starts a cluster-enabled server of its own: CLUSTER KEYSLOT answers there
 // even before any slot is assigned.
-func clusterServer(tb testing.TB) *redis.Client {
+func clusterServer(tb testing.TB) *valkeytest.Server {
 	tb.Helper()
-	s, err := valkeytest.Start(valkeytest.WithArgs("--cluster-enabled", "yes"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rdb := s.Client()
-	tb.Cleanup(func() { _ = rdb.Close(); s.Close() })
-	return rdb
+	return valkeytest.StartT(tb, valkeytest.WithArgs("--cluster-enabled", "yes"))
 }
 
 // edgeKeys are the hashtag rule's corners, each written out so a failure names it.
@@ -54,26 +46,6 @@ func generatedKeys(n int, seed uint64) []string {
 	return keys
 }
 
-// serverSlots asks CLUSTER KEYSLOT for every key in one pipeline.
-func serverSlots(tb testing.TB, rdb *redis.Client, keys []string) []int64 {
-	tb.Helper()
-	ctx := context.Background()
-	cmds := make([]*redis.IntCmd, len(keys))
-	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range keys {
-			cmds[i] = p.ClusterKeySlot(ctx, k)
-		}
-		return nil
-	}); err != nil {
-		tb.Fatalf("CLUSTER KEYSLOT: %v", err)
-	}
-	slots := make([]int64, len(keys))
-	for i, cmd := range cmds {
-		slots[i] = cmd.Val()
-	}
-	return slots
-}
-
 func TestHashSlot_KnownValues(t *testing.T) {
 	t.Parallel()
 	for key, want := range map[string]int{
@@ -97,9 +69,8 @@ func TestHashSlot_KnownValues(t *testing.T) {
 
 func TestHashSlot_MatchesClusterKeyslot(t *testing.T) {
 	t.Parallel()
-	rdb := clusterServer(t)
 	keys := append(append([]string{}, edgeKeys...), generatedKeys(10000, 1)...)
-	want := serverSlots(t, rdb, keys)
+	want := clusterServer(t).KeySlots(t, keys)
 	mismatches := 0
 	for i, k := range keys {
 		if got := valkey.HashSlot(k); int64(got) != want[i] {
@@ -136,7 +107,8 @@ func FuzzHashSlot(f *testing.F) {
 	for _, k := range edgeKeys[:20] {
 		f.Add(k)
 	}
-	rdb := clusterServer(f)
+	rdb := clusterServer(f).Client()
+	f.Cleanup(func() { _ = rdb.Close() })
 	f.Fuzz(func(t *testing.T, key string) {
 		got := valkey.HashSlot(key)
 		if got < 0 || got >= valkey.HashSlots {

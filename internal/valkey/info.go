@@ -132,20 +132,10 @@ func findGroup(groups []Group, name string) (Group, bool) {
 
 // parseGroups reads a RESP2 XINFO GROUPS reply: an array of flat field/value arrays.
 func parseGroups(reply any) ([]Group, error) {
-	rows, ok := reply.([]any)
-	if !ok {
-		return nil, fmt.Errorf("XINFO GROUPS: unexpected reply %T", reply)
-	}
-	groups := make([]Group, 0, len(rows))
-	for _, row := range rows {
-		fields, ok := row.([]any)
-		if !ok || len(fields)%2 != 0 {
-			return nil, fmt.Errorf("XINFO GROUPS: unexpected row %T", row)
-		}
+	var groups []Group
+	err := eachRow("XINFO GROUPS", reply, func(row any) error {
 		var g Group
-		for i := 0; i < len(fields); i += 2 {
-			name, _ := fields[i].(string)
-			value := fields[i+1]
+		err := eachField("XINFO GROUPS", row, func(name string, value any) {
 			switch name {
 			case "name":
 				g.Name, _ = value.(string)
@@ -160,10 +150,38 @@ func parseGroups(reply any) ([]Group, error) {
 			case "lag":
 				g.Lag = optionalInt(value)
 			}
-		}
+		})
 		groups = append(groups, g)
+		return err
+	})
+	return groups, err
+}
+
+// eachRow calls fn for every element of a RESP2 array reply.
+func eachRow(what string, reply any, fn func(row any) error) error {
+	rows, ok := reply.([]any)
+	if !ok {
+		return fmt.Errorf("%s: unexpected reply %T", what, reply)
 	}
-	return groups, nil
+	for _, row := range rows {
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachField calls fn for every field name and value of a RESP2 flat field/value array.
+func eachField(what string, reply any, fn func(name string, value any)) error {
+	fields, ok := reply.([]any)
+	if !ok || len(fields)%2 != 0 {
+		return fmt.Errorf("%s: unexpected field list %T", what, reply)
+	}
+	for i := 0; i < len(fields); i += 2 {
+		name, _ := fields[i].(string)
+		fn(name, fields[i+1])
+	}
+	return nil
 }
 
 func optionalInt(v any) *int64 {

@@ -104,11 +104,7 @@ func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 
 func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 	t.Parallel()
-	own, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(own.Close)
+	own := valkeytest.StartT(t)
 	ctx, rdb := context.Background(), own.Client()
 	defer rdb.Close()
 	const groups = 50
@@ -199,11 +195,7 @@ func TestPlanGroups_RemembersFirstFailureOnly(t *testing.T) {
 
 func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 	t.Parallel()
-	own, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(own.Close)
+	own := valkeytest.StartT(t)
 	ctx, rdb := context.Background(), own.Client()
 	defer rdb.Close()
 	c := newClient(t, valkey.Options{URL: own.URL()})

@@ -14,26 +14,18 @@ import (
 
 func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	t.Parallel()
-	primary, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(primary.Close)
+	primary := valkeytest.StartT(t)
 	ctx := context.Background()
 
 	// No replica: the group is written, but the door does not count an unconfirmed write.
 	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: 1, ReplicaAckTimeout: 200 * time.Millisecond})
-	_, _, err = lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
+	_, _, err := lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
 	var unconfirmed *valkey.UnconfirmedError
 	if !errors.As(err, &unconfirmed) || unconfirmed.Acked != 0 || unconfirmed.Wanted != 1 || unconfirmed.Key != "orders" {
 		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders", err)
 	}
 
-	replica, err := valkeytest.Start(valkeytest.WithArgs("--replicaof", "127.0.0.1", itoa(primary.Port)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(replica.Close)
+	replica := valkeytest.StartT(t, valkeytest.WithArgs("--replicaof", "127.0.0.1", itoa(primary.Port)))
 	rrdb := replica.Client()
 	defer func() { _ = rrdb.Close() }()
 	deadline := time.Now().Add(10 * time.Second)

@@ -134,14 +134,8 @@ func cmdErr(cmd *redis.Cmd, pipeErr error) error {
 
 // parseStream reads a RESP2 XINFO STREAM reply: one flat field/value array.
 func parseStream(key string, reply any) (Stream, error) {
-	fields, ok := reply.([]any)
-	if !ok || len(fields)%2 != 0 {
-		return Stream{}, fmt.Errorf("XINFO STREAM: unexpected reply %T", reply)
-	}
 	s := Stream{Key: key}
-	for i := 0; i < len(fields); i += 2 {
-		name, _ := fields[i].(string)
-		value := fields[i+1]
+	err := eachField("XINFO STREAM", reply, func(name string, value any) {
 		switch name {
 		case "length":
 			s.Length, _ = value.(int64)
@@ -156,6 +150,9 @@ func parseStream(key string, reply any) (Stream, error) {
 		case "last-entry":
 			s.LastEntryID = entryID(value)
 		}
+	})
+	if err != nil {
+		return Stream{}, err
 	}
 	return s, nil
 }
@@ -175,29 +172,21 @@ func entryID(v any) *string {
 
 // parseConsumers reads a RESP2 XINFO CONSUMERS reply: an array of flat field/value arrays.
 func parseConsumers(reply any) ([]Consumer, error) {
-	rows, ok := reply.([]any)
-	if !ok {
-		return nil, fmt.Errorf("XINFO CONSUMERS: unexpected reply %T", reply)
-	}
-	consumers := make([]Consumer, 0, len(rows))
-	for _, row := range rows {
-		fields, ok := row.([]any)
-		if !ok || len(fields)%2 != 0 {
-			return nil, fmt.Errorf("XINFO CONSUMERS: unexpected row %T", row)
-		}
+	var consumers []Consumer
+	err := eachRow("XINFO CONSUMERS", reply, func(row any) error {
 		var cons Consumer
-		for i := 0; i < len(fields); i += 2 {
-			name, _ := fields[i].(string)
+		err := eachField("XINFO CONSUMERS", row, func(name string, value any) {
 			switch name {
 			case "name":
-				cons.Name, _ = fields[i+1].(string)
+				cons.Name, _ = value.(string)
 			case "pending":
-				cons.Pending, _ = fields[i+1].(int64)
+				cons.Pending, _ = value.(int64)
 			case "idle":
-				cons.IdleMs, _ = fields[i+1].(int64)
+				cons.IdleMs, _ = value.(int64)
 			}
-		}
+		})
 		consumers = append(consumers, cons)
-	}
-	return consumers, nil
+		return err
+	})
+	return consumers, err
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -211,4 +212,38 @@ func (s *Server) LogTail() string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
+}
+
+// StartT starts a server for one test: it fails the test if the server cannot start and
+// closes it when the test ends.
+func StartT(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s, err := Start(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// KeySlots asks the server's CLUSTER KEYSLOT for every key, in one pipeline.
+func (s *Server) KeySlots(tb testing.TB, keys []string) []int64 {
+	tb.Helper()
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	ctx := context.Background()
+	cmds := make([]*redis.IntCmd, len(keys))
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.ClusterKeySlot(ctx, k)
+		}
+		return nil
+	}); err != nil {
+		tb.Fatalf("CLUSTER KEYSLOT: %v", err)
+	}
+	slots := make([]int64, len(keys))
+	for i, cmd := range cmds {
+		slots[i] = cmd.Val()
+	}
+	return slots
 }
