@@ -53,13 +53,13 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 	}
 	cliBuild.Do(func() {
 		// Shared by every test in the package and removed by TestMain, so not t.TempDir.
-		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-") //nolint:usetesting
+		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-") //nolint:usetesting // shared by every test, removed by TestMain
 		if cliBuildErr != nil {
 			return
 		}
 		out, err := exec.Command("go", "build", "-o", filepath.Join(cliPluginDir, "terraform-provider-valkey"), "../..").CombinedOutput()
 		if err != nil {
-			cliBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			cliBuildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if cliBuildErr != nil {
@@ -204,7 +204,7 @@ func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), 
 // expectNoSecret fails if secret appears in r's TRACE log, its state files, or the outputs of
 // the given runs (their JSON output, and plan JSON from `show -json tfplan`). The TRACE log
 // must hold the provider's own RPC lines (tf_rpc=), or the grep would prove nothing.
-func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
+func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) { //nolint:unparam // each caller names the secret it planted
 	r.t.Helper()
 	trace, err := os.ReadFile(r.tracePath())
 	if err != nil || !bytes.Contains(trace, []byte("[TRACE]")) || !bytes.Contains(trace, []byte("tf_rpc=")) {

@@ -62,9 +62,10 @@ func serverGroupValues(rdb *redis.Client, stream, name string) (map[string]any, 
 	}
 	for _, row := range raw {
 		fields := map[string]any{}
-		list := row.([]any)
-		for i := 0; i < len(list); i += 2 {
-			fields[list[i].(string)] = list[i+1]
+		list, _ := row.([]any)
+		for i := 0; i+1 < len(list); i += 2 {
+			field, _ := list[i].(string)
+			fields[field] = list[i+1]
 		}
 		if fields["name"] != name {
 			continue
@@ -82,7 +83,7 @@ func serverGroupValues(rdb *redis.Client, stream, name string) (map[string]any, 
 
 func TestAccStreamGroupDataSource_matchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	const address = "data.valkey_stream_group.test"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -97,7 +98,7 @@ func TestAccStreamGroupDataSource_matchesServer(t *testing.T) {
 				rdb.XAck(ctx, stream, "billing", "1-1")
 				rdb.XGroupCreate(ctx, stream, "audit", "$") // a second group the data source must not mix in
 			},
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupDataSourceConfig(stream, "billing"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupDataSourceConfig(stream, "billing"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("consumers"), knownvalue.Int64Exact(2)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("pending"), knownvalue.Int64Exact(2)),
@@ -122,7 +123,7 @@ func TestAccStreamGroupDataSource_matchesServer(t *testing.T) {
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "6-1", Values: []string{"order", "6"}})
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-1", Values: []string{"order", "7"}})
 			},
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupDataSourceConfig(stream, "billing"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupDataSourceConfig(stream, "billing"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("lag"), knownvalue.Int64Exact(4)),
 				checkMatchesServer(address, func() (map[string]any, error) { return serverGroupValues(rdb, stream, "billing") }),
@@ -141,7 +142,7 @@ func idleRecently(ms int64) error {
 
 func TestAccStreamGroupDataSource_nullLagWhereServerReportsNone(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	const address = "data.valkey_stream_group.test"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -154,7 +155,7 @@ func TestAccStreamGroupDataSource_nullLagWhereServerReportsNone(t *testing.T) {
 				rdb.XGroupCreate(ctx, stream, "midway", "1-1")
 				rdb.XDel(ctx, stream, "2-1")
 			},
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupDataSourceConfig(stream, "midway"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupDataSourceConfig(stream, "midway"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("lag"), knownvalue.Null()),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("consumers"), knownvalue.Int64Exact(0)),
@@ -173,12 +174,12 @@ func TestAccStreamGroupDataSource_nullLagWhereServerReportsNone(t *testing.T) {
 
 func TestAccStreamGroupDataSource_readsGroupDeclaredInSameConfig(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer), testKey(t)
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	const address = "data.valkey_stream_group.test"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new") + `
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new") + `
 data "valkey_stream_group" "test" {
   stream = valkey_stream_group.test.stream
   name   = valkey_stream_group.test.name
@@ -195,7 +196,7 @@ data "valkey_stream_group" "test" {
 
 func TestAccStreamGroupDataSource_errors(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer)
+	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
 	for _, tc := range []struct {
 		name  string
 		seed  func(stream string)
@@ -216,7 +217,7 @@ func TestAccStreamGroupDataSource_errors(t *testing.T) {
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
 					PreConfig:   func() { tc.seed(stream) },
-					Config:      testAccProviderConfig(testServer) + testAccStreamGroupDataSourceConfig(stream, tc.group),
+					Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupDataSourceConfig(stream, tc.group),
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
 			})

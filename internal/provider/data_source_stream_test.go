@@ -55,7 +55,7 @@ func serverStreamValues(rdb *redis.Client, key string) (map[string]any, error) {
 
 func TestAccStreamDataSource_matchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	const address = "data.valkey_stream.test"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -68,7 +68,7 @@ func TestAccStreamDataSource_matchesServer(t *testing.T) {
 				rdb.XGroupCreate(ctx, stream, "billing", "0")
 				rdb.XGroupCreate(ctx, stream, "audit", "$")
 			},
-			Config: testAccProviderConfig(testServer) + testAccStreamDataSourceConfig(stream),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("length"), knownvalue.Int64Exact(3)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("first_entry_id"), knownvalue.StringExact("2-1")),
@@ -87,13 +87,13 @@ func TestAccStreamDataSource_matchesServer(t *testing.T) {
 
 func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	const address = "data.valkey_stream.test"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			PreConfig: func() { rdb.XGroupCreateMkStream(ctx, stream, "billing", "$") },
-			Config:    testAccProviderConfig(testServer) + testAccStreamDataSourceConfig(stream),
+			Config:    testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("length"), knownvalue.Int64Exact(0)),
 				statecheck.ExpectKnownValue(address, tfjsonpath.New("first_entry_id"), knownvalue.Null()),
@@ -110,7 +110,7 @@ func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 
 func TestAccStreamDataSource_errors(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer)
+	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
 	for _, tc := range []struct {
 		name string
 		seed func(key string)
@@ -126,7 +126,7 @@ func TestAccStreamDataSource_errors(t *testing.T) {
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
 					PreConfig:   func() { tc.seed(stream) },
-					Config:      testAccProviderConfig(testServer) + testAccStreamDataSourceConfig(stream),
+					Config:      testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
 			})

@@ -23,20 +23,20 @@ func streamPattern(stream string) string { return stream[:strings.Index(stream, 
 func TestAccProvider_MinimalACL(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testServer.ACLUser(t, streamPattern(stream), minimalACL)
+	user, pw := testServer(t).ACLUser(t, streamPattern(stream), minimalACL)
 	config := fmt.Sprintf(`provider "valkey" {
   url      = %q
   username = %q
   password = %q
 }
-`, testServer.URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new")
+`, testServer(t).URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "billing") }),
+					checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "billing") }),
 				},
 			},
 			{Config: config, ResourceName: "valkey_stream_group.test", ImportState: true, ImportStateVerify: true,
@@ -45,7 +45,7 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 		},
 	})
 	// Every command the provider sent was allowed: the server logs each denial.
-	entries, err := testAdmin(t, testServer).Do(context.Background(), "ACL", "LOG").Slice()
+	entries, err := testAdmin(t, testServer(t)).Do(context.Background(), "ACL", "LOG").Slice()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testServer.ACLUser(t, streamPattern(stream), "+xinfo|groups +type")
+	user, pw := testServer(t).ACLUser(t, streamPattern(stream), "+xinfo|groups +type")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -68,27 +68,19 @@ func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
   username = %q
   password = %q
 }
-`, testServer.URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new"),
+`, testServer(t).URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new"),
 			ExpectError: regexp.MustCompile(`(?s)NOPERM.*'xgroup\|create'.*minimal\s+ACL`),
 		}},
 	})
-	if n := testAdmin(t, testServer).Exists(context.Background(), stream).Val(); n != 0 {
+	if n := testAdmin(t, testServer(t)).Exists(context.Background(), stream).Val(); n != 0 {
 		t.Errorf("stream %s exists after a refused create", stream)
 	}
 }
 
 func TestAccProvider_MutualTLS(t *testing.T) {
 	t.Parallel()
-	pki, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pki.Close)
-	wrong, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(wrong.Close)
+	pki := valkeytest.NewPKIT(t)
+	wrong := valkeytest.NewPKIT(t)
 	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, true))
 	stream := testKey(t)
 	tlsConfig := func(caFile string) string {

@@ -21,7 +21,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	}
 	t.Parallel()
 	stream := testKey(t)
-	user, password := testServer.ACLUser(t, streamPattern(stream), minimalACL)
+	user, password := testServer(t).ACLUser(t, streamPattern(stream), minimalACL)
 	wrong := password + "-but-wrong"
 
 	dir := t.TempDir()
@@ -64,9 +64,9 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	// providerBlock is "" (password from VALKEY_PASSWORD) or the password written literally,
 	// both as the attribute and inside the url.
 	config := func(literal, secondStart string) string {
-		url, attr := "valkey://"+user+"@"+testServer.Addr()+"/0", ""
+		url, attr := "valkey://"+user+"@"+testServer(t).Addr()+"/0", ""
 		if literal != "" {
-			url = "valkey://" + user + ":" + literal + "@" + testServer.Addr() + "/0"
+			url = "valkey://" + user + ":" + literal + "@" + testServer(t).Addr() + "/0"
 			attr = fmt.Sprintf("  password = %q\n", literal)
 		}
 		return fmt.Sprintf(`terraform {
@@ -101,7 +101,7 @@ resource "valkey_stream_group" "second" {
 	// 1. The recommended way: the password in VALKEY_PASSWORD. Nothing may carry it.
 	writeLeakFile(t, filepath.Join(work, "main.tf"), config("", "head"))
 	terraform(true, fromEnv, "apply", "-auto-approve", "-input=false", "-no-color")
-	if err := checkGroupOnServer(testAdmin(t, testServer), stream, "billing"); err != nil {
+	if err := checkGroupOnServer(testAdmin(t, testServer(t)), stream, "billing"); err != nil {
 		t.Fatalf("apply did not reach the server: %v", err)
 	}
 	// A pending change (the second group's replacement), so that the plan has content.
@@ -138,7 +138,7 @@ resource "valkey_stream_group" "second" {
 		"plan JSON":   {planJSON, `"resource_changes"`},
 		"trace log  ": {trace, "WRONGPASS"},
 		"CLI output":  {output.Bytes(), "Authentication failed"},
-		"CLI output ": {output.Bytes(), testServer.Addr()},
+		"CLI output ": {output.Bytes(), testServer(t).Addr()},
 	} {
 		if !bytes.Contains(c.data, []byte(c.want)) {
 			t.Errorf("%s does not contain %q; the test is not looking at what it should", strings.TrimSpace(what), c.want)

@@ -13,11 +13,7 @@ import (
 
 func TestAccProvider_Cluster(t *testing.T) {
 	t.Parallel()
-	cluster, err := valkeytest.StartCluster(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
+	cluster := valkeytest.StartClusterT(t, 3)
 	admin := cluster.Client()
 	t.Cleanup(func() { _ = admin.Close() })
 	streams := []string{"emq:{orders}:stream/main", "emq:{payments}:stream/main", "emq:{shipping}:stream/main"}
@@ -45,7 +41,7 @@ resource "valkey_stream_group" "g%d" {
 				for _, s := range streams {
 					groups, err := admin.XInfoGroups(context.Background(), s).Result()
 					if err != nil || len(groups) != 1 || groups[0].Name != "billing" {
-						return fmt.Errorf("stream %s: groups %+v, err %v", s, groups, err)
+						return fmt.Errorf("stream %s: groups %+v, err %w", s, groups, err)
 					}
 					slot := admin.ClusterKeySlot(context.Background(), s).Val()
 					owner, err := cluster.Owner(context.Background(), int(slot))
@@ -65,11 +61,7 @@ resource "valkey_stream_group" "g%d" {
 
 func TestAccProvider_SentinelFailover(t *testing.T) {
 	t.Parallel()
-	st, err := valkeytest.StartSentinel(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := valkeytest.StartSentinelT(t, 2)
 	stream := testKey(t)
 	config := func(groups ...string) string {
 		c := fmt.Sprintf(`provider "valkey" {

@@ -21,18 +21,16 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// testServer is the package's shared server; each test works under its own key prefix.
-var testServer *valkeytest.Server
+// shared is the package's one server, started by the first test that needs it; each test
+// works under its own key prefix.
+var shared valkeytest.Shared
+
+// testServer is the shared server. Without valkey-server installed the test skips.
+func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
 func TestMain(m *testing.M) {
-	var err error
-	testServer, err = valkeytest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "valkeytest:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	testServer.Close()
+	shared.Close()
 	cliCleanup()
 	os.Exit(code)
 }
@@ -188,13 +186,13 @@ func TestAccProvider_MalformedURLFailsAtPlan(t *testing.T) {
 func TestAccProvider_URLFromEnvironment(t *testing.T) {
 	// t.Setenv: not parallel.
 	stream := testKey(t)
-	t.Setenv(envURL, testServer.URL())
+	t.Setenv(envURL, testServer(t).URL())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: testAccStreamGroupConfig(stream, "from-env", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "from-env") }),
+				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "from-env") }),
 			},
 		}},
 	})
@@ -207,10 +205,10 @@ func TestAccProvider_AttributeOverridesEnvironment(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", testServer.URL()) +
+			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", testServer(t).URL()) +
 				testAccStreamGroupConfig(stream, "from-attr", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer), stream, "from-attr") }),
+				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "from-attr") }),
 			},
 		}},
 	})

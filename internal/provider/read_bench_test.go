@@ -18,7 +18,7 @@ import (
 // share of it: decoding the state into the model and encoding it back.
 func BenchmarkStreamGroupRead(b *testing.B) {
 	ctx := context.Background()
-	client, err := valkey.NewClient(valkey.Options{URL: testServer.URL()})
+	client, err := valkey.NewClient(valkey.Options{URL: testServer(b).URL()})
 	if err != nil {
 		b.Fatal(err)
 	}

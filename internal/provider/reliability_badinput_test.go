@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -26,6 +27,7 @@ const reliabilityPassword = "rel-Secr3t-6b1f0c2e9d"
 // badInputEnv is what a bad-input case may use: its own stream key (and hash tag), the shared
 // server, and how to write the password into its provider block.
 type badInputEnv struct {
+	srv    *valkeytest.Server
 	stream string
 	admin  *redis.Client
 	// passwordLine is `password = "..."` for acceptance steps, and empty for CLI runs, which
@@ -48,7 +50,7 @@ type badInputCase struct {
 // standard is the case's provider: the shared server, as the default user (nopass accepts any
 // password), with the password; extra lines add to it.
 func (e *badInputEnv) standard(extra ...string) string {
-	return fmt.Sprintf("url = %q\n  username = \"default\"\n  %s\n  %s", testServer.URL(), e.passwordLine, strings.Join(extra, "\n  "))
+	return fmt.Sprintf("url = %q\n  username = \"default\"\n  %s\n  %s", e.srv.URL(), e.passwordLine, strings.Join(extra, "\n  "))
 }
 
 // group is a case that declares a group on the standard provider.
@@ -102,7 +104,7 @@ var badInputs = []struct {
 	}},
 	{"malformed url scheme", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey URL.*accepted\s+forms:\s+valkey://`)
-		c.provider = fmt.Sprintf("url = %q\n  %s", "http://"+testServer.Addr(), e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  %s", "http://"+testServer(t).Addr(), e.passwordLine)
 		return c
 	}},
 	{"malformed url port", func(t *testing.T, e *badInputEnv) badInputCase {
@@ -112,26 +114,26 @@ var badInputs = []struct {
 	}},
 	{"wrong password", func(t *testing.T, e *badInputEnv) badInputCase {
 		// The user exists with another password; reliabilityPassword is the wrong one.
-		user, _ := testServer.ACLUser(t, streamPattern(e.stream), "+@all")
+		user, _ := testServer(t).ACLUser(t, streamPattern(e.stream), "+@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", testServer.URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", testServer(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"unknown user", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
-		c.provider = fmt.Sprintf("url = %q\n  username = \"nobody-%d\"\n  %s\n  max_retries = 0", testServer.URL(), rand.Uint32(), e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = \"nobody-%d\"\n  %s\n  max_retries = 0", testServer(t).URL(), rand.Uint32(), e.passwordLine)
 		return c
 	}},
 	{"user lacking xgroup", func(t *testing.T, e *badInputEnv) badInputCase {
 		user := aclUserWithPassword(t, streamPattern(e.stream), "+xinfo|groups +type")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer.URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"user lacking every permission", func(t *testing.T, e *badInputEnv) badInputCase {
 		user := aclUserWithPassword(t, streamPattern(e.stream), "-@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer.URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"unreachable port", func(t *testing.T, e *badInputEnv) badInputCase {
@@ -145,12 +147,8 @@ var badInputs = []struct {
 		return c
 	}},
 	{"tls ca does not match", func(t *testing.T, e *badInputEnv) badInputCase {
-		srv, _ := startTLSServer(t)
-		other, err := valkeytest.NewPKI()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(other.Close)
+		srv, _ := valkeytest.StartTLST(t, false)
+		other := valkeytest.NewPKIT(t)
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*`+regexp.QuoteMeta(srv.TLSAddr())+`.*TLS\s+verification`)
 		c.provider = fmt.Sprintf("url = %q\n  username = \"default\"\n  %s\n  max_retries = 0\n  tls {\n    ca_cert = %q\n  }",
 			srv.TLSURL(), e.passwordLine, other.CACert)
@@ -163,11 +161,7 @@ var badInputs = []struct {
 		return c
 	}},
 	{"tls cert and key not a pair", func(t *testing.T, e *badInputEnv) badInputCase {
-		pki, err := valkeytest.NewPKI()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pki.Close)
+		pki := valkeytest.NewPKIT(t)
 		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey Connection Settings.*cert and key do not form a key\s+pair`)
 		c.provider = e.standard(fmt.Sprintf("tls {\n    cert_file = %q\n    key = %q\n  }", pki.ClientCertFile, pki.ServerKey))
 		return c
@@ -211,23 +205,11 @@ var badInputs = []struct {
 // aclUserWithPassword is testACLUser with reliabilityPassword as the user's password.
 func aclUserWithPassword(t *testing.T, pattern, perms string) string {
 	t.Helper()
-	user, old := testServer.ACLUser(t, pattern, perms)
-	if err := testAdmin(t, testServer).Do(context.Background(), "ACL", "SETUSER", user, "<"+old, ">"+reliabilityPassword).Err(); err != nil {
+	user, old := testServer(t).ACLUser(t, pattern, perms)
+	if err := testAdmin(t, testServer(t)).Do(context.Background(), "ACL", "SETUSER", user, "<"+old, ">"+reliabilityPassword).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return user
-}
-
-// startTLSServer runs a server with a TLS port for one test.
-func startTLSServer(t *testing.T) (*valkeytest.Server, *valkeytest.PKI) {
-	t.Helper()
-	pki, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pki.Close)
-	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, false))
-	return srv, pki
 }
 
 // config is the case's provider and the resource that uses it.
@@ -267,7 +249,7 @@ func serverSnapshot(rdb *redis.Client, stream string) (map[string]string, error)
 	snap := map[string]string{}
 	for _, k := range append(keys, "", stream) {
 		dump, err := rdb.Dump(ctx, k).Result()
-		if err != nil && err != redis.Nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, err
 		}
 		snap[k] = dump
@@ -309,11 +291,11 @@ func TestAccReliability_badInput(t *testing.T) {
 	for _, bi := range badInputs {
 		t.Run(bi.name, func(t *testing.T) {
 			t.Parallel()
-			e := &badInputEnv{stream: testKey(t), admin: testAdmin(t, testServer), passwordLine: fmt.Sprintf("password = %q", reliabilityPassword)}
+			e := &badInputEnv{srv: testServer(t), stream: testKey(t), admin: testAdmin(t, testServer(t)), passwordLine: fmt.Sprintf("password = %q", reliabilityPassword)}
 			c := bi.setup(t, e)
 			srv := c.srv
 			if srv == nil {
-				srv = testServer
+				srv = testServer(t)
 			}
 			rdb := testAdmin(t, srv)
 			anchor := badInputAnchor
@@ -373,7 +355,7 @@ func TestCLIReliability_badInputNeverLeaksPassword(t *testing.T) {
 		t.Run(bi.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			e := &badInputEnv{stream: testKey(t), admin: testAdmin(t, testServer)}
+			e := &badInputEnv{srv: testServer(t), stream: testKey(t), admin: testAdmin(t, testServer(t))}
 			c := bi.setup(t, e)
 			config := c.config()
 			if c.importID != "" {

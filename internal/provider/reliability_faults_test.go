@@ -30,11 +30,7 @@ var passwordEnv = []string{"VALKEY_PASSWORD=" + reliabilityPassword}
 // startFaultServer runs an own server that requires reliabilityPassword, with extra args.
 func startFaultServer(t *testing.T, args ...string) (*valkeytest.Server, *redis.Client) {
 	t.Helper()
-	srv, err := valkeytest.Start(valkeytest.WithArgs(append([]string{"--requirepass", reliabilityPassword}, args...)...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv := valkeytest.StartT(t, valkeytest.WithArgs(append([]string{"--requirepass", reliabilityPassword}, args...)...))
 	return srv, authedAdmin(t, srv.Addr())
 }
 
@@ -120,7 +116,7 @@ func serverGroupNames(ctx context.Context, rdb redis.Cmdable, streams []string) 
 
 // expectErrorsOnly fails unless res has at least one error diagnostic and every error has
 // summary and mentions fragment.
-func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) int {
+func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) {
 	t.Helper()
 	n := 0
 	for _, d := range res.diags {
@@ -135,7 +131,6 @@ func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) int
 	if n == 0 {
 		t.Errorf("terraform %s reported no error; diagnostics: %+v", strings.Join(res.args, " "), res.diags)
 	}
-	return n
 }
 
 func TestCLIReliability_restartStorm(t *testing.T) {
@@ -335,11 +330,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	const rounds, perRound, streams = 6, 10, 5
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	st, err := valkeytest.StartSentinel(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := valkeytest.StartSentinelT(t, 2)
 	prefix := testKey(t)
 	config := func(n int) string {
 		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
@@ -401,13 +392,9 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 func startClusterWithReplicas(t *testing.T) *valkeytest.Cluster {
 	t.Helper()
 	c := &valkeytest.Cluster{}
-	t.Cleanup(c.Close)
 	for range 6 {
-		s, err := valkeytest.Start(valkeytest.WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Nodes = append(c.Nodes, s)
+		c.Nodes = append(c.Nodes, valkeytest.StartT(t, valkeytest.WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")))
 	}
 	args := append(append([]string{"--cluster", "create"}, c.Addrs()...), "--cluster-replicas", "1", "--cluster-yes")
 	if out, err := osexec.Command("valkey-cli", args...).CombinedOutput(); err != nil {

@@ -8,12 +8,12 @@ import (
 
 func TestCLIStreamGroup_adoptionWarnsWithPosition(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	rdb.Do(ctx, "XGROUP", "SETID", stream, "billing", "42-7")
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "head"))
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
 	diags := r.run(true, "apply", "-auto-approve")
 	expectWarning(t, diags, "Consumer Group Adopted", 1,
@@ -22,8 +22,8 @@ func TestCLIStreamGroup_adoptionWarnsWithPosition(t *testing.T) {
 
 func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "apply", "-auto-approve")
 
 	expectWarning(t, r.run(true, "plan", "-destroy"), "Consumer Group Will Stay On Server", 1,
@@ -38,10 +38,10 @@ func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "apply", "-auto-approve")
 
-	r.write(testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"))
+	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
 	diags := r.run(true, "plan")
 	expectWarning(t, diags, "Group Start Change Will Not Move The Group", 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
@@ -50,11 +50,11 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 
 func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "apply", "-auto-approve")
 
-	r.write(testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "invoicing", "new"))
+	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "new"))
 	expectWarning(t, r.run(true, "apply", "-auto-approve"), "Replaced Consumer Group Will Stay On Server", 1,
 		`group "billing" of stream`)
 	for _, g := range []string{"billing", "invoicing"} {

@@ -20,13 +20,13 @@ import (
 
 func TestCLIStreamGroup_planWarnsExistingGroupWillBeAdopted(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "42-7", Values: []string{"k", "v"}})
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "43-0", Values: []string{"k", "v"}})
 	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "head"))
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
 	diags := r.run(true, "plan")
 	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
@@ -40,8 +40,8 @@ func TestCLIStreamGroup_planWarnsExistingGroupWillBeAdopted(t *testing.T) {
 
 func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 
 	diags := r.run(true, "plan")
 	expectWarning(t, diags, "Stream Will Be Created", 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
@@ -53,12 +53,12 @@ func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 
 func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	rdb.HSet(ctx, stream, "field", "value")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*with valkey_stream_group.test.*holds a hash, not a\s+stream`),
 		}},
@@ -70,10 +70,7 @@ func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
 
 func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	t.Parallel()
-	down, err := valkeytest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
+	down := valkeytest.StartT(t)
 	down.Close() // its port is now closed
 	stream := testKey(t)
 	config := testAccProviderConfig(down)
@@ -126,8 +123,8 @@ func (r *cliRun) stateAdopted() bool {
 
 func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Stream Will Be Created", 1)
 
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "0").Err(); err != nil {
@@ -141,11 +138,11 @@ func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 
 func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Consumer Group Will Be Adopted", 1)
 
 	if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
@@ -162,7 +159,7 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 
 func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer)
+	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
 	existing, fresh := testKey(t), testKey(t)
 	if err := rdb.XGroupCreateMkStream(ctx, existing, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
@@ -174,7 +171,7 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 	}
 	t.Cleanup(func() { rdb.Do(context.Background(), "ACL", "DELUSER", user) })
 
-	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = \"planner-pw\"\n}\n", testServer.URL(), user) +
+	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = \"planner-pw\"\n}\n", testServer(t).URL(), user) +
 		testAccStreamGroupConfig(existing, "billing", "new") +
 		strings.Replace(testAccStreamGroupConfig(fresh, "billing", "new"), `"test"`, `"fresh"`, 1)
 	diags := newCLIRun(t, config).run(true, "plan")
@@ -188,8 +185,8 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 
 func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer)+testAccStreamGroupConfig(stream, "billing", "new"))
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "plan", "-out=tfplan")
 
 	// The key becomes a string after the plan was approved. Terraform re-plans each resource

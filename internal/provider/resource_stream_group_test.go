@@ -42,12 +42,12 @@ func testAccCheckGroupsStay(rdb *redis.Client, stream string, names ...string) f
 
 func TestAccStreamGroup_create(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer), testKey(t)
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
 				plancheck.ExpectUnknownValue("valkey_stream_group.test", tfjsonpath.New("adopted")),
@@ -65,7 +65,7 @@ func TestAccStreamGroup_create(t *testing.T) {
 			},
 		}, {
 			// A second plan with nothing changed is empty: Read confirms the group.
-			Config:   testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config:   testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
 			PlanOnly: true,
 		}},
 	})
@@ -73,7 +73,7 @@ func TestAccStreamGroup_create(t *testing.T) {
 
 func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
@@ -84,7 +84,7 @@ func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
 				checkServer(func() error {
@@ -118,8 +118,8 @@ func readCount(rdb *redis.Client, stream, group string) (int, error) {
 
 func TestAccStreamGroup_headReplaysAndNewDoesNot(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
-	config := testAccProviderConfig(testServer) + fmt.Sprintf(`
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	config := testAccProviderConfig(testServer(t)) + fmt.Sprintf(`
 resource "valkey_stream_group" "replay" {
   stream      = %[1]q
   name        = "replay"
@@ -144,14 +144,14 @@ resource "valkey_stream_group" "tail" {
 			ConfigStateChecks: []statecheck.StateCheck{
 				checkServer(func() error {
 					if n, err := readCount(rdb, stream, "replay"); err != nil || n != 3 {
-						return fmt.Errorf("head group delivered %d of the 3 earlier entries (err %v), want 3", n, err)
+						return fmt.Errorf("head group delivered %d of the 3 earlier entries (err %w), want 3", n, err)
 					}
 					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 0 {
-						return fmt.Errorf("new group delivered %d earlier entries (err %v), want 0", n, err)
+						return fmt.Errorf("new group delivered %d earlier entries (err %w), want 0", n, err)
 					}
 					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "after"}})
 					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 1 {
-						return fmt.Errorf("new group delivered %d later entries (err %v), want 1", n, err)
+						return fmt.Errorf("new group delivered %d later entries (err %w), want 1", n, err)
 					}
 					return nil
 				}),
@@ -162,19 +162,19 @@ resource "valkey_stream_group" "tail" {
 
 func TestAccStreamGroup_wrongTypeFailsAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			PreConfig: func() { rdb.Set(ctx, stream, "not a stream", 0) },
-			Config:    testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "g", "new"),
+			Config:    testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "g", "new"),
 			// The plan-time check already meets the string; the apply-time door is covered by
 			// TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState and internal/valkey.
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*` + regexp.QuoteMeta(fmt.Sprintf("%q", stream)[:20]) +
 				`.*holds a string, not a\s+stream`),
 		}, {
 			// No resource in state: a configuration without it plans nothing to destroy.
-			Config: testAccProviderConfig(testServer),
+			Config: testAccProviderConfig(testServer(t)),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 			}},
@@ -195,11 +195,11 @@ func TestAccStreamGroup_invalidGroupStartFailsAtPlan(t *testing.T) {
 	for _, start := range []string{"$", "0", "tail", ""} {
 		t.Run(fmt.Sprintf("%q", start), func(t *testing.T) {
 			t.Parallel()
-			rdb, stream := testAdmin(t, testServer), testKey(t)
+			rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "g", start),
+					Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "g", start),
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`(?s)group_start.*value must be one of:.*"new".*"head"`),
 				}},
@@ -222,7 +222,7 @@ func TestAccStreamGroup_emptyStreamOrNameFailsAtPlan(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      testAccProviderConfig(testServer) + config,
+					Config:      testAccProviderConfig(testServer(t)) + config,
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`(?s)Attribute ` + attr + ` string length must be at least 1`),
 				}},
@@ -233,7 +233,7 @@ func TestAccStreamGroup_emptyStreamOrNameFailsAtPlan(t *testing.T) {
 
 func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(s *terraform.State) error {
@@ -249,7 +249,7 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 			return nil
 		},
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
 			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}})
@@ -261,8 +261,8 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 
 func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
-	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new")
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -299,10 +299,10 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 
 func TestAccStreamGroup_import(t *testing.T) {
 	t.Parallel()
-	rdb := testAdmin(t, testServer)
+	rdb := testAdmin(t, testServer(t))
 	// Keys with ":", "{", "}" and "/" round-trip: the ID splits at the last "/".
 	stream := testKey(t) + "/with/slashes"
-	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new")
+	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
@@ -322,8 +322,8 @@ func TestAccStreamGroup_import(t *testing.T) {
 
 func TestAccStreamGroup_importBlockRecordsGroupStartWithoutReplacement(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
-	config := testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head") + fmt.Sprintf(`
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head") + fmt.Sprintf(`
 import {
   to = valkey_stream_group.test
   id = %q
@@ -371,7 +371,7 @@ func TestAccStreamGroup_importErrors(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:        testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "does-not-exist", "new"),
+					Config:        testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "does-not-exist", "new"),
 					ResourceName:  "valkey_stream_group.test",
 					ImportState:   true,
 					ImportStateId: tc.id,
@@ -384,12 +384,12 @@ func TestAccStreamGroup_importErrors(t *testing.T) {
 
 func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer), testKey(t)
+	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	var before string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
 				// Move the group forward: one entry delivered.
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
@@ -402,7 +402,7 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 				return err
 			})},
 		}, {
-			Config: testAccProviderConfig(testServer) + testAccStreamGroupConfig(stream, "billing", "head"),
+			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionDestroyBeforeCreate),
 			}},
@@ -412,13 +412,13 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 				checkServer(func() error {
 					g, ok, err := serverGroup(rdb, stream, "billing")
 					if err != nil || !ok {
-						return fmt.Errorf("group gone after replacement (err %v)", err)
+						return fmt.Errorf("group gone after replacement (err %w)", err)
 					}
 					if g.LastDeliveredID != before {
 						return fmt.Errorf("last-delivered-id moved from %s to %s; a group_start change must not move the group", before, g.LastDeliveredID)
 					}
 					if n, err := readCount(rdb, stream, "billing"); err != nil || n != 1 {
-						return fmt.Errorf("group delivers %d entries (err %v), want only the 1 undelivered one", n, err)
+						return fmt.Errorf("group delivers %d entries (err %w), want only the 1 undelivered one", n, err)
 					}
 					return nil
 				}),

@@ -20,14 +20,10 @@ const clusterACL = MinimalACL + " +cluster|slots +command"
 // TestClient_Cluster runs against one three-master cluster: groups on keys in different
 // slots, hash-tagged keys in one slot, a slot migrated between nodes, the minimal ACL, and
 // CLUSTERDOWN once a master is gone (last, since it breaks the cluster).
-func TestClient_Cluster(t *testing.T) {
+func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share one cluster in order: CLUSTERDOWN breaks it last
 	t.Parallel()
 	start := time.Now()
-	cluster, err := valkeytest.StartCluster(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
+	cluster := valkeytest.StartClusterT(t, 3)
 	t.Logf("cluster ready in %v", time.Since(start))
 	ctx := context.Background()
 	prefix := fmt.Sprintf("ct%d", rand.Uint32())

@@ -3,7 +3,6 @@ package valkey_test
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -15,10 +14,7 @@ import (
 // TestRedis70_DoorAndRead runs the door's table and Read against redis-server 7.0, the
 // Redis release Debian bookworm ships: same replies, same outcomes. scripts/setup.sh installs it.
 func TestRedis70_DoorAndRead(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (scripts/setup.sh redis installs it)")
-	}
+	bin := valkeytest.LookPathT(t, "redis-server", "scripts/setup.sh redis")
 	t.Parallel()
 	redisSrv := valkeytest.StartT(t, valkeytest.WithBinary(bin))
 	ctx, rdb := context.Background(), redisSrv.Client()

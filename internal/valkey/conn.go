@@ -331,7 +331,7 @@ func (t *TLSOptions) config() (*tls.Config, error) {
 		pair, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			// The library's words name no secret, only what is wrong with the PEM blocks.
-			return nil, fmt.Errorf("tls cert and key do not form a key pair: %v", err)
+			return nil, fmt.Errorf("tls cert and key do not form a key pair: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	case certPEM != nil:

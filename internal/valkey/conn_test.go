@@ -18,18 +18,6 @@ import (
 // MinimalACL is the permission set the provider documents for standalone servers.
 const MinimalACL = "+xgroup|create +xinfo|groups +type"
 
-// startTLS runs a server with a TLS port for one test.
-func startTLS(t *testing.T, requireClientCert bool) (*valkeytest.Server, *valkeytest.PKI) {
-	t.Helper()
-	pki, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pki.Close)
-	s := valkeytest.StartT(t, valkeytest.WithTLS(pki, requireClientCert))
-	return s, pki
-}
-
 // unreachable asserts err is an UnreachableError whose hint contains hint and whose text
 // names addr.
 func unreachable(t *testing.T, err error, addr, hint string) *valkey.UnreachableError {
@@ -55,7 +43,7 @@ func keyPattern(k string) string {
 
 func TestClient_TLSVerifiesServer(t *testing.T) {
 	t.Parallel()
-	s, pki := startTLS(t, false)
+	s, pki := valkeytest.StartTLST(t, false)
 	stream := key(t, "stream")
 	for name, tlsOpts := range map[string]*valkey.TLSOptions{
 		"ca_cert":      {CACert: string(pki.CACert)},
@@ -75,14 +63,10 @@ func TestClient_TLSVerifiesServer(t *testing.T) {
 
 func TestClient_TLSWrongCAIsRejectedClearly(t *testing.T) {
 	t.Parallel()
-	s, _ := startTLS(t, false)
-	other, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	s, _ := valkeytest.StartTLST(t, false)
+	other := valkeytest.NewPKIT(t)
 	c := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(other.CACert)}, MaxRetries: -1})
-	_, _, err = c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
+	_, _, err := c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
 	unreachable(t, err, s.TLSAddr(), "TLS verification of the server's certificate failed")
 	// And with the system roots only (valkeys:// without a tls block) it fails the same way.
 	c = newClient(t, valkey.Options{URL: s.TLSURL(), MaxRetries: -1})
@@ -92,7 +76,7 @@ func TestClient_TLSWrongCAIsRejectedClearly(t *testing.T) {
 
 func TestClient_MutualTLS(t *testing.T) {
 	t.Parallel()
-	s, pki := startTLS(t, true)
+	s, pki := valkeytest.StartTLST(t, true)
 	stream := key(t, "stream")
 
 	noCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(pki.CACert)}, MaxRetries: -1})
@@ -120,11 +104,7 @@ func TestClient_MutualTLS(t *testing.T) {
 
 func TestNewClient_TLSConfigErrors(t *testing.T) {
 	t.Parallel()
-	pki, err := valkeytest.NewPKI()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pki.Close()
+	pki := valkeytest.NewPKIT(t)
 	for name, tc := range map[string]struct {
 		tls  valkey.TLSOptions
 		want string
@@ -151,7 +131,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	other := stream + ":string"
-	user, pw := srv.ACLUser(t, keyPattern(stream), MinimalACL)
+	user, pw := server(t).ACLUser(t, keyPattern(stream), MinimalACL)
 	rdb := adminClient(t)
 	rdb.Set(ctx, other, "x", 0)
 
@@ -189,7 +169,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, pw := srv.ACLUser(t, keyPattern(stream), "+xinfo|groups +type")
+	user, pw := server(t).ACLUser(t, keyPattern(stream), "+xinfo|groups +type")
 	c := newClient(t, valkey.Options{Username: user, Password: pw})
 	_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
 	var refused *valkey.RefusedError
@@ -210,15 +190,15 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, _ := srv.ACLUser(t, keyPattern(stream), MinimalACL)
+	user, _ := server(t).ACLUser(t, keyPattern(stream), MinimalACL)
 	const secret = "s3cret-wrong-Pa55"
 	for _, opts := range []valkey.Options{
 		{Username: user, Password: secret},
-		{URL: fmt.Sprintf("valkey://%s:%s@%s/0", user, secret, srv.Addr())},
+		{URL: fmt.Sprintf("valkey://%s:%s@%s/0", user, secret, server(t).Addr())},
 	} {
 		c := newClient(t, opts)
 		_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
-		u := unreachable(t, err, srv.Addr(), "Authentication failed")
+		u := unreachable(t, err, server(t).Addr(), "Authentication failed")
 		if strings.Contains(u.Error(), secret) || strings.Contains(c.Addr(), secret) {
 			t.Errorf("password leaked: %q / %q", u.Error(), c.Addr())
 		}
@@ -251,7 +231,7 @@ func TestClient_ConnectionErrorsHaveHints(t *testing.T) {
 		"refused":      {valkey.Options{URL: fmt.Sprintf("valkey://127.0.0.1:%d", closed)}, fmt.Sprintf("127.0.0.1:%d", closed), "Nothing is listening"},
 		"timeout":      {valkey.Options{URL: "valkey://" + silent.Addr().String(), CommandTimeout: 200 * time.Millisecond}, silent.Addr().String(), "did not answer in time"},
 		"dns":          {valkey.Options{URL: "valkey://no-such-host.invalid:6379", DialTimeout: time.Second}, "no-such-host.invalid:6379", "does not resolve"},
-		"tls to plain": {valkey.Options{URL: "valkeys://" + srv.Addr(), TLS: &valkey.TLSOptions{InsecureSkipVerify: true}, DialTimeout: 300 * time.Millisecond}, srv.Addr(), "a TLS client on a plain port"},
+		"tls to plain": {valkey.Options{URL: "valkeys://" + server(t).Addr(), TLS: &valkey.TLSOptions{InsecureSkipVerify: true}, DialTimeout: 300 * time.Millisecond}, server(t).Addr(), "a TLS client on a plain port"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -285,12 +265,12 @@ func TestClient_DBSelectsDatabase(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	three := 3
-	c := newClient(t, valkey.Options{URL: "valkey://" + srv.Addr() + "/5", DB: &three}) // attribute beats the URL's /5
+	c := newClient(t, valkey.Options{URL: "valkey://" + server(t).Addr() + "/5", DB: &three}) // attribute beats the URL's /5
 	if _, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil {
 		t.Fatal(err)
 	}
 	for db, want := range map[int]int64{0: 0, 5: 0, 3: 1} {
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), DB: db, Protocol: 2, DisableIdentity: true})
+		rdb := redis.NewClient(&redis.Options{Addr: server(t).Addr(), DB: db, Protocol: 2, DisableIdentity: true})
 		if n := rdb.Exists(ctx, stream).Val(); n != want {
 			t.Errorf("EXISTS in db %d = %d, want %d", db, n, want)
 		}
@@ -298,9 +278,19 @@ func TestClient_DBSelectsDatabase(t *testing.T) {
 	}
 }
 
+// standaloneOptions are the go-redis options a standalone client is built with.
+func standaloneOptions(t *testing.T, opts valkey.Options) *redis.Options {
+	t.Helper()
+	rdb, ok := newClient(t, opts).Universal().(*redis.Client)
+	if !ok {
+		t.Fatalf("a standalone client is a %T, want *redis.Client", newClient(t, opts).Universal())
+	}
+	return rdb.Options()
+}
+
 func TestClient_DefaultsAndOverrides(t *testing.T) {
 	t.Parallel()
-	def := newClient(t, valkey.Options{}).Universal().(*redis.Client).Options()
+	def := standaloneOptions(t, valkey.Options{})
 	if def.DialTimeout != valkey.DefaultDialTimeout || def.ReadTimeout != valkey.DefaultCommandTimeout ||
 		def.WriteTimeout != valkey.DefaultCommandTimeout || def.MaxRetries != valkey.DefaultMaxRetries || def.DB != 0 {
 		t.Errorf("defaults: dial %v read %v write %v retries %d db %d", def.DialTimeout, def.ReadTimeout, def.WriteTimeout, def.MaxRetries, def.DB)
@@ -309,7 +299,7 @@ func TestClient_DefaultsAndOverrides(t *testing.T) {
 		t.Errorf("protocol %d identity-disabled %v, want RESP2 without CLIENT SETINFO", def.Protocol, def.DisableIdentity)
 	}
 	// MaxRetries -1 means none; go-redis stores that as 0.
-	set := newClient(t, valkey.Options{DialTimeout: time.Second, CommandTimeout: 2 * time.Second, MaxRetries: -1}).Universal().(*redis.Client).Options()
+	set := standaloneOptions(t, valkey.Options{DialTimeout: time.Second, CommandTimeout: 2 * time.Second, MaxRetries: -1})
 	if set.DialTimeout != time.Second || set.ReadTimeout != 2*time.Second || set.WriteTimeout != 2*time.Second || set.MaxRetries != 0 {
 		t.Errorf("overrides: dial %v read %v write %v retries %d", set.DialTimeout, set.ReadTimeout, set.WriteTimeout, set.MaxRetries)
 	}

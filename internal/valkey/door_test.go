@@ -157,8 +157,8 @@ func TestEnsureGroup_RefusedCarriesServerWords(t *testing.T) {
 	if !errors.As(err, &refused) {
 		t.Fatalf("err = %v (%T), want *RefusedError", err, err)
 	}
-	if refused.Code() != "NOPERM" || refused.Key != stream || refused.Addr != srv.Addr() {
-		t.Errorf("RefusedError = %+v, want NOPERM on %s at %s", refused, stream, srv.Addr())
+	if refused.Code() != "NOPERM" || refused.Key != stream || refused.Addr != server(t).Addr() {
+		t.Errorf("RefusedError = %+v, want NOPERM on %s at %s", refused, stream, server(t).Addr())
 	}
 	if !strings.Contains(refused.Hint(), "permission") {
 		t.Errorf("hint %q does not point at permissions", refused.Hint())

@@ -62,7 +62,8 @@ func (c *Client) streamGroups(ctx context.Context, stream string) (streamGroups,
 	if err != nil {
 		return streamGroups{}, err
 	}
-	return v.(streamGroups), nil
+	sg, _ := v.(streamGroups) // the flight only ever returns a streamGroups
+	return sg, nil
 }
 
 // fetchGroups asks the server: XINFO GROUPS, with a missing key read as "no stream".

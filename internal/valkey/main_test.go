@@ -14,18 +14,16 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// srv is the package's one server; every test works under its own key prefix.
-var srv *valkeytest.Server
+// shared is the package's one server, started by the first test that needs it; every test
+// works under its own key prefix.
+var shared valkeytest.Shared
+
+// server is the shared server. Without valkey-server installed the test skips.
+func server(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
 func TestMain(m *testing.M) {
-	var err error
-	srv, err = valkeytest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "valkeytest:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	srv.Close()
+	shared.Close()
 	os.Exit(code)
 }
 
@@ -38,7 +36,7 @@ func key(t testing.TB, suffix string) string {
 func newClient(t testing.TB, opts valkey.Options) *valkey.Client {
 	t.Helper()
 	if opts.URL == "" {
-		opts.URL = srv.URL()
+		opts.URL = server(t).URL()
 	}
 	c, err := valkey.NewClient(opts)
 	if err != nil {
@@ -50,7 +48,7 @@ func newClient(t testing.TB, opts valkey.Options) *valkey.Client {
 
 func adminClient(t testing.TB) *redis.Client {
 	t.Helper()
-	c := srv.Client()
+	c := server(t).Client()
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

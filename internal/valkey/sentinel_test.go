@@ -15,11 +15,7 @@ import (
 func TestClient_SentinelFollowsFailover(t *testing.T) {
 	t.Parallel()
 	start := time.Now()
-	st, err := valkeytest.StartSentinel(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st := valkeytest.StartSentinelT(t, 2)
 	ctx := context.Background()
 	stream := key(t, "stream")
 	opts := valkey.Options{Sentinel: &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}}

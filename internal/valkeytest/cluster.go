@@ -42,7 +42,7 @@ func StartCluster(masters int, opts ...Option) (*Cluster, error) {
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("valkey-cli --cluster create: %v\n%s", err, out)
+		return nil, fmt.Errorf("valkey-cli --cluster create: %w\n%s", err, out)
 	}
 	if err := c.waitOK(15 * time.Second); err != nil {
 		c.Close()

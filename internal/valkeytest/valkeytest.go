@@ -214,18 +214,6 @@ func (s *Server) LogTail() string {
 	return string(b)
 }
 
-// StartT starts a server for one test: it fails the test if the server cannot start and
-// closes it when the test ends.
-func StartT(tb testing.TB, opts ...Option) *Server {
-	tb.Helper()
-	s, err := Start(opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
-}
-
 // KeySlots asks the server's CLUSTER KEYSLOT for every key, in one pipeline.
 func (s *Server) KeySlots(tb testing.TB, keys []string) []int64 {
 	tb.Helper()

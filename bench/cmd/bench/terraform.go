@@ -126,7 +126,7 @@ func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string
 		if len(tail) > 3000 {
 			tail = tail[len(tail)-3000:]
 		}
-		return opResult{}, fmt.Errorf("terraform %s in %s: %v\n%s", op, dir, err, tail)
+		return opResult{}, fmt.Errorf("terraform %s in %s: %w\n%s", op, dir, err, tail)
 	}
 	res := opResult{Wall: wall}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {

@@ -20,8 +20,8 @@ import (
 
 func main() {
 	name := filepath.Base(os.Args[0])
-	real := filepath.Join(os.Getenv("BENCH_REAL_DIR"), name)
-	cmd := exec.Command(real, os.Args[1:]...)
+	target := filepath.Join(os.Getenv("BENCH_REAL_DIR"), name)
+	cmd := exec.Command(target, os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	start := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,130 @@
+package valkeytest
+
+import (
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+)
+
+// RequiredEnv, when set (as `make test` sets it), turns a missing server binary from a skip
+// into a failure, so that the full suite can never pass by skipping.
+const RequiredEnv = "VALKEYTEST_REQUIRED"
+
+// need skips the test, or fails it under RequiredEnv, unless every named program is on PATH
+// (the server binary is always needed).
+func need(tb testing.TB, programs ...string) {
+	tb.Helper()
+	if _, err := Binary(); err != nil {
+		missing(tb, err.Error())
+	}
+	for _, p := range programs {
+		if _, err := exec.LookPath(p); err != nil {
+			missing(tb, p+" not found: run scripts/setup.sh valkey (or make test)")
+		}
+	}
+}
+
+// LookPathT finds program on PATH, or skips the test (fails it under RequiredEnv) naming what
+// installs it.
+func LookPathT(tb testing.TB, program, installedBy string) string {
+	tb.Helper()
+	path, err := exec.LookPath(program)
+	if err != nil {
+		missing(tb, program+" not installed ("+installedBy+" installs it)")
+	}
+	return path
+}
+
+func missing(tb testing.TB, reason string) {
+	tb.Helper()
+	if os.Getenv(RequiredEnv) != "" {
+		tb.Fatal(reason)
+	}
+	tb.Skip(reason)
+}
+
+// StartT starts a server for one test and closes it when the test ends. It skips the test
+// when no server binary is installed.
+func StartT(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	need(tb)
+	s, err := Start(opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// StartTLST starts a server with a TLS port served by a fresh PKI (mutual TLS when
+// requireClientCert is set), both removed when the test ends.
+func StartTLST(tb testing.TB, requireClientCert bool) (*Server, *PKI) {
+	tb.Helper()
+	need(tb)
+	pki := NewPKIT(tb)
+	return StartT(tb, WithTLS(pki, requireClientCert)), pki
+}
+
+// NewPKIT makes a PKI for one test and removes its files when the test ends.
+func NewPKIT(tb testing.TB) *PKI {
+	tb.Helper()
+	pki, err := NewPKI()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pki.Close)
+	return pki
+}
+
+// StartClusterT starts a cluster of masters for one test and closes it when the test ends.
+func StartClusterT(tb testing.TB, masters int, opts ...Option) *Cluster {
+	tb.Helper()
+	need(tb, "valkey-cli")
+	c, err := StartCluster(masters, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// StartSentinelT starts a primary, a replica and n sentinels for one test and closes them
+// when the test ends.
+func StartSentinelT(tb testing.TB, n int) *Sentinel {
+	tb.Helper()
+	need(tb, "valkey-sentinel")
+	st, err := StartSentinel(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(st.Close)
+	return st
+}
+
+// Shared is one server for a whole test binary, started by the first test that asks for it
+// and closed by TestMain. Tests work under their own key prefixes, so they can share it.
+type Shared struct {
+	once sync.Once
+	srv  *Server
+	err  error
+}
+
+// Get returns the shared server, starting it on first use. Like StartT, it skips the test
+// when no server binary is installed.
+func (sh *Shared) Get(tb testing.TB) *Server {
+	tb.Helper()
+	need(tb)
+	sh.once.Do(func() { sh.srv, sh.err = Start() })
+	if sh.err != nil {
+		tb.Fatal(sh.err)
+	}
+	return sh.srv
+}
+
+// Close stops the shared server if it was started.
+func (sh *Shared) Close() {
+	if sh.srv != nil {
+		sh.srv.Close()
+	}
+}
