@@ -2,46 +2,98 @@
 # `make demo`: a throwaway valkey-server on loopback, the provider built from this tree, and
 # examples/demo applied through a dev override. Shows the groups as the server sees them,
 # destroys, and shows that the groups are still there. Cleans up after itself.
+#
+# It uses what the machine has: a terraform (>= 1.5) or tofu (>= 1.6) on PATH, else Terraform
+# 1.5.7 built once into the cache; valkey-server from PATH, else installed from
+# bookworm-backports. The Go toolchain's output goes to build/demo.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 root=$PWD
-BIN_DIR=$(scripts/setup.sh valkey terraform)
-terraform="$BIN_DIR/terraform"
+mkdir -p build
+log=$root/build/demo.log
+: >"$log"
+started=$SECONDS
 
-[ -x terraform-provider-valkey ] || go build -o terraform-provider-valkey .
+progress() { printf 'demo: %s (%ds)\n' "$*" "$((SECONDS - started))"; }
+failed() {
+  printf 'demo: failed: %s\n' "$*" >&2
+  tail -n 15 "$log" | sed 's/^/  | /' >&2
+  printf 'demo: full log: %s\n' "$log" >&2
+  exit 1
+}
 
 work=$(mktemp -d -t valkey-demo-XXXXXX)
-server_pid=
+server_pid='' build_pid=''
 cleanup() {
-  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; fi
+  if [ -n "$build_pid" ]; then kill "$build_pid" 2>/dev/null; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-# A free loopback port.
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-  || echo $((20000 + RANDOM % 20000)))
+# The provider's cold build is most of a first run: start it now, and find the rest meanwhile.
+progress "building the provider (go build; the first build takes 1-3 minutes)"
+mkdir -p "$work/plugins"
+go build -o "$work/plugins/terraform-provider-valkey" . >>"$log" 2>&1 &
+build_pid=$!
+
+cli=''
+if bin=$(command -v terraform) && v=$(cli_version "$bin") && [ -n "$v" ] && version_at_least "$v" 1.5; then
+  cli=$bin
+elif bin=$(command -v tofu) && v=$(cli_version "$bin") && [ -n "$v" ] && version_at_least "$v" 1.6; then
+  cli=$bin
+else
+  progress "no terraform >= 1.5 or tofu >= 1.6 on PATH: building Terraform $TERRAFORM_VERSION (2-3 minutes, once)"
+  scripts/setup.sh terraform >/dev/null 2>>"$log" || failed "building Terraform $TERRAFORM_VERSION"
+  cli=$(tool_path terraform "$TERRAFORM_VERSION")
+  v=$TERRAFORM_VERSION
+fi
+progress "using $cli ($v)"
+
+if ! command -v valkey-server >/dev/null || ! command -v valkey-cli >/dev/null; then
+  progress "installing valkey-server from bookworm-backports (about a minute, once)"
+  scripts/setup.sh valkey >/dev/null 2>>"$log" || failed "installing valkey-server"
+fi
+
+# A free loopback port: nothing answers a connection to it.
+port=''
+for _ in $(seq 50); do
+  candidate=$((20000 + RANDOM % 25000))
+  if ! (: >"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then port=$candidate; break; fi
+done
+[ -n "$port" ] || failed "no free loopback port"
 mkdir -p "$work/server"
 valkey-server --port "$port" --bind 127.0.0.1 --dir "$work/server" --save "" --appendonly no \
   --daemonize no --logfile "$work/server/valkey.log" &
 server_pid=$!
-for _ in $(seq 100); do valkey-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 cli() { valkey-cli -h 127.0.0.1 -p "$port" "$@"; }
-stream='emq:{orders}:stream:main'
+for _ in $(seq 100); do cli ping >/dev/null 2>&1 && break; sleep 0.05; done
+cli ping >/dev/null 2>&1 || { cp "$work/server/valkey.log" "$log"; failed "valkey-server did not start"; }
 
-mkdir -p "$work/plugins" "$work/config"
-ln -s "$root/terraform-provider-valkey" "$work/plugins/terraform-provider-valkey"
+wait "$build_pid" || { build_pid=''; failed "go build"; }
+build_pid=''
+progress "ready"
+
+stream='emq:{orders}:stream:main'
 cat >"$work/cli.tfrc" <<CFG
 provider_installation {
   dev_overrides {
-    "echomq/valkey" = "$work/plugins"
+    "registry.terraform.io/echomq/valkey" = "$work/plugins"
+    "registry.opentofu.org/echomq/valkey" = "$work/plugins"
   }
   direct {}
 }
 CFG
 export TF_CLI_CONFIG_FILE="$work/cli.tfrc" TF_IN_AUTOMATION=1 TF_VAR_url="valkey://127.0.0.1:$port/0"
+mkdir -p "$work/config"
 cp examples/demo/main.tf "$work/config/"
-tf() { "$terraform" -chdir="$work/config" "$@"; }
+tf() { "$cli" -chdir="$work/config" "$@"; }
+# The dev-override notice is for provider developers; the rest of the CLI's output is the demo.
+quiet_overrides() {
+  grep -v -e 'Provider development overrides' -e 'dev_overrides' -e '^ - echomq/valkey' -e 'registry.*echomq/valkey in' \
+    -e 'The behavior may therefore' -e 'plugin stable' -e 'published releases' -e '^│ *$' || true
+}
 
 # One line per group: name, last-delivered-id, lag (raw replies come 12 lines per group).
 show_groups() {
@@ -57,16 +109,16 @@ cli XADD "$stream" '*' order 1002 >/dev/null
 say "An ops script created 'audit' by hand before Terraform"
 cli XGROUP CREATE "$stream" audit '$'
 
-say "terraform apply"
-tf apply -auto-approve -no-color 2>&1 | grep -v -e 'Provider development overrides' -e 'dev_overrides' -e '^ - echomq/valkey' \
-  -e 'The behavior may therefore' -e 'plugin stable' -e 'published releases' -e '^│ *$' || true
+say "$(basename "$cli") apply"
+tf apply -auto-approve -no-color 2>&1 | quiet_overrides
 
 say "The groups as the server sees them (XINFO GROUPS $stream)"
 show_groups
 
-say "terraform destroy"
-tf destroy -auto-approve -no-color 2>&1 | grep -E 'Warning:|forgets|Destroy complete|Destruction complete' || true
+say "$(basename "$cli") destroy"
+tf destroy -auto-approve -no-color 2>&1 | quiet_overrides | grep -E 'Warning:|forgets|Destroy complete|Destruction complete' || true
 
 say "After destroy, the groups and entries are still there"
 show_groups
 echo "  XLEN $stream = $(cli XLEN "$stream")"
+progress "done"

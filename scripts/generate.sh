@@ -2,9 +2,13 @@
 # `make generate`: docs/ from templates/ and examples/ with tfplugindocs. The schema comes from
 # OpenTofu's `providers schema -json` (Terraform 1.5.7 does not export provider functions),
 # keyed by the short name tfplugindocs looks up.
+# `scripts/generate.sh check` regenerates, validates, and fails when docs/ differs from what is
+# committed: the docs gate of `make test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN_DIR=$(scripts/setup.sh terraform tofu)
+source scripts/lib.sh
+scripts/setup.sh terraform tofu >/dev/null
+tofu=$(tool_path tofu "$TOFU_VERSION")
 work=$(mktemp -d -t valkey-docs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -17,10 +21,27 @@ provider_installation {
   direct {}
 }
 CFG
-mkdir -p "$work/config"
+mkdir -p "$work/config" "$work/bin"
 printf 'terraform {\n  required_providers {\n    valkey = { source = "echomq/valkey" }\n  }\n}\n' >"$work/config/main.tf"
-TF_CLI_CONFIG_FILE="$work/cli.tfrc" "$BIN_DIR/tofu" -chdir="$work/config" providers schema -json \
+TF_CLI_CONFIG_FILE="$work/cli.tfrc" "$tofu" -chdir="$work/config" providers schema -json \
   | sed 's#"registry.opentofu.org/echomq/valkey"#"valkey"#' >"$work/schema.json"
 
-PATH="$BIN_DIR:$PATH" go tool tfplugindocs generate --provider-name valkey --rendered-provider-name Valkey \
-  --providers-schema "$work/schema.json"
+# tfplugindocs looks for a terraform on PATH even with a schema file; give it the cached one.
+ln -s "$(tool_path terraform "$TERRAFORM_VERSION")" "$work/bin/terraform"
+PATH="$work/bin:$PATH" go tool tfplugindocs generate --provider-name valkey --rendered-provider-name Valkey \
+  --providers-schema "$work/schema.json" >"$work/generate.log" 2>&1 \
+  || { cat "$work/generate.log"; exit 1; }
+go tool tfplugindocs validate --provider-name valkey >"$work/validate.log" 2>&1 \
+  || { grep -v '\[DEBUG\]' "$work/validate.log"; exit 1; }
+
+if [ "${1:-}" = check ]; then
+  changed=$(git status --porcelain -- docs/)
+  if [ -n "$changed" ]; then
+    echo "docs/ is not what make generate produces from templates/, examples/ and the schema:"
+    echo "$changed"
+    git --no-pager diff --stat -- docs/
+    echo "Run make generate and commit docs/."
+    exit 1
+  fi
+  echo "docs/ matches make generate"
+fi

@@ -1,23 +1,55 @@
 #!/usr/bin/env bash
-# Installs what the tests and the demo need when it is missing, and caches it:
-#   valkey-server 8.0.x (+ valkey-tools, valkey-sentinel) from Debian bookworm-backports,
-#   redis-server 7.0 from bookworm (compatibility check),
-#   Terraform 1.5.7 and OpenTofu 1.12.6 built from the Go module proxy.
-# Prints nothing but progress; safe to run again (instant when everything is there).
+# Installs what the tests, the gates and the demo need, only when it is missing, and caches it:
+#   valkey      valkey-server 8.0.x (+ valkey-tools, valkey-sentinel) from Debian bookworm-backports
+#   redis       redis-server 7.0 from bookworm (the door's compatibility check)
+#   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
+#                        module proxy into $BIN_DIR/terraform-VERSION (releases >= 1.6 cannot be
+#                        built from the proxy: their backends are nested modules it lacks)
+#   tofu[@VERSION]       OpenTofu (default 1.12.6), built likewise into $BIN_DIR/tofu-VERSION
+#   lint        golangci-lint $GOLANGCI_LINT_VERSION
+#   goreleaser  goreleaser $GORELEASER_VERSION
+# Prints one progress line per install and the cache directory on stdout; the package
+# managers' and the Go toolchain's own output goes to build/setup.log, whose path is printed
+# when an install fails. Instant when everything is there.
 #
-# Usage: scripts/setup.sh [valkey] [redis] [terraform] [tofu]   (no argument = all)
+# Usage: scripts/setup.sh TARGET...   (no target = valkey redis terraform tofu)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
-BIN_DIR=${TPV_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-valkey/bin}
-TERRAFORM_VERSION=1.5.7
-TOFU_VERSION=1.12.6
-mkdir -p "$BIN_DIR"
+source scripts/lib.sh
+GOLANGCI_LINT_VERSION=2.15.0
+GORELEASER_VERSION=2.15.1
+LOG=$PWD/build/setup.log
+mkdir -p build
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+# quietly runs a command with its output appended to $LOG; on failure it shows the log's end.
+quietly() {
+  printf '\n$ %s\n' "$*" >>"$LOG"
+  if ! "$@" >>"$LOG" 2>&1; then
+    log "failed: $*"
+    tail -n 20 "$LOG" | sed 's/^/  | /' >&2
+    log "full log: $LOG"
+    return 1
+  fi
+}
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
     log "need root to run: $*"; return 1; fi
+}
+
+# without_service_start keeps a package from starting a system-wide server: tests start their own.
+without_service_start() {
+  local policy=/usr/sbin/policy-rc.d added=0 status=0
+  if [ ! -e "$policy" ]; then
+    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
+    added=1
+  fi
+  "$@" || status=$?
+  if [ "$added" = 1 ]; then as_root rm -f "$policy"; fi
+  return "$status"
 }
 
 install_valkey() {
@@ -25,10 +57,9 @@ install_valkey() {
     && command -v valkey-cli >/dev/null && command -v valkey-sentinel >/dev/null; then
     return 0
   fi
-  log "installing valkey-server 8.0 from bookworm-backports"
-  local src=/etc/apt/sources.list.d/bookworm-backports.sources
+  log "installing valkey-server 8.0 from bookworm-backports (about a minute)"
   if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    as_root tee "$src" >/dev/null <<'SRC'
+    as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
@@ -36,68 +67,76 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
   fi
-  # Keep the package from starting a system-wide server: tests start their own.
-  local policy=/usr/sbin/policy-rc.d added_policy=0
-  if [ ! -e "$policy" ]; then
-    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
-    added_policy=1
-  fi
-  as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports \
-    valkey-server valkey-tools valkey-sentinel >/dev/null
-  if [ "$added_policy" = 1 ]; then as_root rm -f "$policy"; fi
-  valkey-server --version >&2
+  quietly as_root apt-get update
+  quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -t bookworm-backports valkey-server valkey-tools valkey-sentinel
 }
 
-# Redis 7.0 from plain bookworm, for the compatibility check of the door.
 install_redis() {
   if command -v redis-server >/dev/null && redis-server --version | grep -q 'v=7\.'; then
     return 0
   fi
   log "installing redis-server 7.0 from bookworm (compatibility check)"
-  local policy=/usr/sbin/policy-rc.d added_policy=0
-  if [ ! -e "$policy" ]; then
-    as_root sh -c "printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy"
-    added_policy=1
-  fi
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null \
-    || { as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
-  if [ "$added_policy" = 1 ]; then as_root rm -f "$policy"; fi
-  redis-server --version >&2
+  quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server \
+    || { quietly as_root apt-get update \
+      && quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+}
+
+# has_version BIN VERSION: BIN runs and reports VERSION on its first line. (The output is
+# captured first: under pipefail, a reader that stops early would fail the pipeline.)
+has_version() {
+  local out
+  [ -x "$1" ] && out=$("$1" version 2>/dev/null) && [[ "${out%%$'\n'*}" == *"v$2"* ]]
 }
 
 install_terraform() {
-  if [ -x "$BIN_DIR/terraform" ] && "$BIN_DIR/terraform" version 2>/dev/null | grep -q "v$TERRAFORM_VERSION"; then
-    return 0
-  fi
-  log "building Terraform $TERRAFORM_VERSION from the Go module proxy (2-3 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= go install "github.com/hashicorp/terraform@v$TERRAFORM_VERSION"
+  local version=${1:-$TERRAFORM_VERSION} bin
+  bin=$(tool_path terraform "$version")
+  has_version "$bin" "$version" && return 0
+  log "building Terraform $version from the Go module proxy (2-3 minutes, cached afterwards)"
+  local gobin
+  gobin=$(mktemp -d)
+  GOBIN="$gobin" GOFLAGS= quietly go install "github.com/hashicorp/terraform@v$version"
+  mv "$gobin/terraform" "$bin" && rmdir "$gobin"
 }
 
 install_tofu() {
-  if [ -x "$BIN_DIR/tofu" ] && "$BIN_DIR/tofu" version 2>/dev/null | grep -q "v$TOFU_VERSION"; then
-    return 0
-  fi
-  log "building OpenTofu $TOFU_VERSION from the Go module proxy (about 3 minutes, cached afterwards)"
-  local dir
-  dir=$(cd /tmp && GOFLAGS= go mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" \
+  local version=${1:-$TOFU_VERSION} bin dir
+  bin=$(tool_path tofu "$version")
+  has_version "$bin" "$version" && return 0
+  log "building OpenTofu $version from the Go module proxy (about 3 minutes, cached afterwards)"
+  # `go install` refuses the module (it has replace directives); building inside it works.
+  dir=$(cd /tmp && GOFLAGS= go mod download -json "github.com/opentofu/opentofu@v$version" 2>>"$LOG" \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  [ -n "$dir" ] || { log "could not download github.com/opentofu/opentofu@v$TOFU_VERSION"; return 1; }
-  (cd "$dir" && GOFLAGS= go build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$BIN_DIR/tofu" ./cmd/tofu)
+  [ -n "$dir" ] || { log "could not download github.com/opentofu/opentofu@v$version (see $LOG)"; return 1; }
+  (cd "$dir" && GOFLAGS= quietly go build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$bin" ./cmd/tofu)
 }
 
-# An empty CLI configuration: some machines point TF_CLI_CONFIG_FILE at a missing file, and
-# OpenTofu then prints a warning that breaks terraform-exec's version parsing.
-[ -f "$BIN_DIR/cli.tfrc" ] || : >"$BIN_DIR/cli.tfrc"
+install_lint() {
+  local out
+  [ -x "$BIN_DIR/golangci-lint" ] && out=$("$BIN_DIR/golangci-lint" version 2>/dev/null) \
+    && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] && return 0
+  log "building golangci-lint $GOLANGCI_LINT_VERSION from the Go module proxy (2-4 minutes, cached afterwards)"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
+}
+
+install_goreleaser() {
+  # The release check lists the zips it makes.
+  command -v unzip >/dev/null || quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip
+  local out
+  [ -x "$BIN_DIR/goreleaser" ] && out=$("$BIN_DIR/goreleaser" --version 2>/dev/null) \
+    && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0
+  log "building goreleaser $GORELEASER_VERSION from the Go module proxy (3-6 minutes, cached afterwards)"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -ldflags "-X main.version=$GORELEASER_VERSION" \
+    "github.com/goreleaser/goreleaser/v2@v$GORELEASER_VERSION"
+}
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey) install_valkey ;;
-    redis) install_redis ;;
-    terraform) install_terraform ;;
-    tofu) install_tofu ;;
+    valkey | redis | terraform | tofu | lint | goreleaser) "install_$t" ;;
+    terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done

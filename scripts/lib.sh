@@ -1,0 +1,27 @@
+# Shared by the scripts in this folder: `source scripts/lib.sh` from the repository root.
+# It knows where the cached tools live and how to tell a CLI's version.
+
+BIN_DIR=${TPV_BIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-valkey/bin}
+# A CLI configuration we own: some machines point TF_CLI_CONFIG_FILE at a missing file, and
+# OpenTofu then prints a warning that breaks version parsing.
+mkdir -p "$BIN_DIR"
+[ -f "$BIN_DIR/cli.tfrc" ] || : >"$BIN_DIR/cli.tfrc"
+export TF_CLI_CONFIG_FILE=${TF_CLI_CONFIG_FILE_OVERRIDE:-$BIN_DIR/cli.tfrc}
+export CHECKPOINT_DISABLE=1
+
+# cli_version BIN prints the version a terraform or tofu binary reports, such as 1.11.4.
+cli_version() {
+  local out
+  out=$("$1" version -json 2>/dev/null) || return 0
+  sed -n 's/^.*"terraform_version": *"\([^"]*\)".*$/\1/p' <<<"$out" | sed -n 1p
+}
+
+# version_at_least HAVE WANT succeeds when HAVE >= WANT (both dotted versions).
+version_at_least() {
+  [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]
+}
+
+# The CLI versions built by default, and where a built tool lives.
+TERRAFORM_VERSION=1.5.7
+TOFU_VERSION=1.12.6
+tool_path() { printf '%s/%s-%s\n' "$BIN_DIR" "$1" "$2"; }

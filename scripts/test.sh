@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# `make test`: installs what is missing, then runs every gate and test, and ends with one
+# summary: each gate, the unit tier, one line per CLI of the matrix (passed, skipped with each
+# reason, failed), and the fuzz targets. A failing step does not stop the later ones; any
+# failure fails the run. Full logs are kept under build/.
+#
+# Usage: scripts/test.sh [--only STEP[,STEP...]] CLI...
+#   STEP: gates, unit, acc, fuzz (default: all)
+#   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
+#         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+only=gates,unit,acc,fuzz
+if [ "${1:-}" = --only ]; then only=$2; shift 2; fi
+clis=("$@")
+wants() { [[ ",$only," == *",$1,"* ]]; }
+
+mkdir -p build
+summary=build/test-summary.txt
+: >"$summary"
+failed=0
+started=$SECONDS
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# record NAME STATUS: one summary line for a step without test counts.
+record() {
+  if [ "$2" = 0 ]; then echo "$1: ok" >>"$summary"; else echo "$1: FAILED" >>"$summary"; failed=1; fi
+}
+# step NAME COMMAND...: runs a gate and records its result.
+step() {
+  local name=$1 status=0
+  shift
+  say "$name"
+  "$@" || status=$?
+  record "$name" "$status"
+}
+# gotest NAME LOG [ENV=VALUE...] -- PACKAGES...: `go test -json` through scripts/testsummary.
+gotest() {
+  local name=$1 log=$2 status=0
+  shift 2
+  local env=()
+  while [ "$1" != -- ]; do env+=("$1"); shift; done
+  shift
+  say "$name"
+  env "${env[@]}" go test -json -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@" 2>&1 \
+    | go run ./scripts/testsummary -name "$name" -log "$log" -summary "$summary" || status=$?
+  [ "$status" = 0 ] || failed=1
+}
+
+# resolve_cli ENTRY sets cli_bin, cli_name and cli_host, or cli_skip with the reason.
+resolve_cli() {
+  local kind=${1%%@*} want=${1#*@} min
+  cli_bin='' cli_name='' cli_host='' cli_skip=''
+  case "$kind" in
+    terraform) min=1.8 ;;
+    tofu) min=1.6 cli_host=registry.opentofu.org ;;
+    *) cli_skip="unknown CLI $1 (use terraform@VERSION, tofu@VERSION, terraform@path or tofu@path)"; return 1 ;;
+  esac
+  if [ "$want" = path ]; then
+    cli_bin=$(command -v "$kind") || { cli_skip="no $kind on PATH"; return 0; }
+    local v
+    v=$(cli_version "$cli_bin")
+    if [ -z "$v" ] || ! version_at_least "$v" "$min"; then
+      cli_skip="the $kind on PATH is ${v:-of unknown version}; the matrix takes a $kind on PATH from $min on"
+      return 0
+    fi
+    cli_name="${kind^} $v (on PATH)"
+  else
+    scripts/setup.sh "$1" >/dev/null || { cli_skip="could not build $1"; return 1; }
+    cli_bin=$(tool_path "$kind" "$want")
+    cli_name="${kind^} $want"
+  fi
+  [ "$kind" = tofu ] && cli_name="OpenTofu ${cli_name#Tofu }"
+  return 0
+}
+
+say "setup"
+scripts/setup.sh valkey redis tofu lint goreleaser >/dev/null
+record setup $?
+
+if wants gates; then
+  step "gofmt" scripts/fmt.sh check
+  step "go vet" go vet ./...
+  step "golangci-lint" scripts/lint.sh
+  step "docs up to date" scripts/generate.sh check
+  step "goreleaser" scripts/release-check.sh
+fi
+
+if wants unit; then
+  # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
+  # variable makes a missing valkey-server a failure, not a skip, in the full suite.
+  gotest "unit and server tests" build/test-unit.log TF_ACC= VALKEYTEST_REQUIRED=1 -- ./...
+fi
+
+if wants acc; then
+  for entry in "${clis[@]}"; do
+    if ! resolve_cli "$entry"; then
+      echo "$entry: FAILED: $cli_skip" >>"$summary"
+      failed=1
+      continue
+    fi
+    if [ -n "$cli_skip" ]; then
+      echo "$entry: not run: $cli_skip" >>"$summary"
+      continue
+    fi
+    env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
+    [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
+    gotest "$cli_name" "build/test-${entry/@/-}.log" "${env[@]}" -- ./internal/provider/...
+  done
+fi
+
+if wants fuzz; then
+  step "fuzz (6 s per target)" scripts/fuzz.sh 6s
+fi
+
+say "summary ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s; logs in build/)"
+cat "$summary"
+exit "$failed"
