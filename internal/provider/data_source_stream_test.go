@@ -140,7 +140,7 @@ func TestAccStreamDataSource_unreachableNamesAddress(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:      "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n" + testAccStreamDataSourceConfig("s"),
-			ExpectError: regexp.MustCompile(`(?s)Stream Not Read.*127\.0\.0\.1:1.*reading\s+stream\s+"s"`),
+			ExpectError: regexp.MustCompile(`(?s)Stream Not Read.*127\.0\.0\.1:1.*working\s+on\s+stream\s+"s"`),
 		}},
 	})
 }

@@ -95,7 +95,7 @@ func TestStreamInfo_WrongTypeNamesTheType(t *testing.T) {
 
 func TestStreamInfo_UnreachableNamesAddress(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: new(0)})
 	_, err := c.StreamInfo(context.Background(), "s")
 	var unreachable *valkey.UnreachableError
 	if !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
@@ -179,7 +179,7 @@ func TestGroupDetail_WrongTypeNamesTheType(t *testing.T) {
 
 func TestGroupDetail_UnreachableIsNotNotFound(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: new(0)})
 	_, _, err := c.GroupDetail(context.Background(), "s", "g")
 	var unreachable *valkey.UnreachableError
 	if !errors.As(err, &unreachable) {
