@@ -145,7 +145,8 @@ func addSettingsError(diags *diag.Diagnostics, err error, urlSource string) {
 	)
 	switch {
 	case errors.As(err, &urlErr):
-		diags.AddAttributeError(path.Root("url"), "Invalid Valkey URL", fmt.Sprintf("The URL taken from %s cannot be used: %s.", urlSource, err))
+		diags.AddAttributeError(path.Root("url"), "Invalid Valkey URL",
+			fmt.Sprintf("The URL taken from %s cannot be used: %s.%s", urlSource, err, queryAdvice(err)))
 	case errors.As(err, &optionErr):
 		setting, known := optionSettings[optionErr.Field]
 		if !known {

@@ -324,3 +324,33 @@ provider "valkey" {
 		}},
 	})
 }
+
+// TestAccProvider_URLQueryIsRefusedAtPlan: go-redis would read settings from a URL's query and
+// the provider's own would then override them without a word, so a URL with a query fails the
+// plan on url, naming the setting to use for each parameter.
+func TestAccProvider_URLQueryIsRefusedAtPlan(t *testing.T) {
+	t.Parallel()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:6379/0?dial_timeout=42s&max_retries=9&protocol=3\"\n}\n" +
+				testAccStreamGroupConfig("s", "g", "new"),
+			PlanOnly: true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*query\s+parameters\s+\(dial_timeout,\s+max_retries,\s+protocol\).*dial_timeout:\s+the\s+dial_timeout\s+attribute.*` +
+				`max_retries:\s+the\s+max_retries\s+attribute.*protocol:\s+nothing`),
+		}},
+	})
+}
+
+// The same URL from VALKEY_URL fails when the provider is configured, naming the variable.
+func TestAccProvider_URLQueryFromEnvironmentIsRefused(t *testing.T) {
+	t.Setenv(envURL, "valkey://127.0.0.1:6379/0?dial_timeout=42s")
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      testAccStreamGroupConfig("s", "g", "new"),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*VALKEY_URL\s+environment\s+variable.*dial_timeout:\s+the\s+dial_timeout\s+attribute`),
+		}},
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -24,6 +25,7 @@ var (
 	_ resource.ResourceWithConfigure   = (*streamGroupResource)(nil)
 	_ resource.ResourceWithImportState = (*streamGroupResource)(nil)
 	_ resource.ResourceWithModifyPlan  = (*streamGroupResource)(nil)
+	_ resource.ResourceWithIdentity    = (*streamGroupResource)(nil)
 )
 
 // NewStreamGroupResource returns the valkey_stream_group resource.
@@ -41,6 +43,13 @@ type streamGroupModel struct {
 	Adopted    types.Bool   `tfsdk:"adopted"`
 }
 
+// streamGroupIdentity names a group without any string to parse: what an import block's
+// identity holds (Terraform 1.12+, OpenTofu 1.12+).
+type streamGroupIdentity struct {
+	Stream types.String `tfsdk:"stream"`
+	Name   types.String `tfsdk:"name"`
+}
+
 func (r *streamGroupResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_stream_group"
 }
@@ -52,9 +61,10 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"the group and the stream's entries stay on the server.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
-				MarkdownDescription: "`<stream>/<name>`, the import ID.",
-				Computed:            true,
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "The import ID: `<stream>/<name>`, with `%` and `/` in the name written `%25` and `%2F`. " +
+					"Known at plan time.",
+				Computed:      true,
+				PlanModifiers: []planmodifier.String{plannedID{}},
 			},
 			"stream": schema.StringAttribute{
 				MarkdownDescription: "Stream key, for example `emq:{orders}:stream:main`. Created with the group when absent. Changing it plans a new group; the old one stays on the server.",
@@ -70,15 +80,18 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"group_start": schema.StringAttribute{
 				MarkdownDescription: "Where a newly created group starts reading: `new` (sends `$`: only entries appended from now on) " +
-					"or `head` (sends `0`: replay every entry already in the stream). No default: the choice is always declared. " +
-					"It applies only when the group is created; an adopted group keeps its position. Changing it plans a replacement " +
-					"that adopts the existing group, so the read position does not move.",
-				Required:   true,
+					"or `head` (sends `0`: replay every entry already in the stream). No default: whenever a plan may create the " +
+					"group, the choice must be declared, or the plan fails. It applies only when the group is created; an adopted " +
+					"group keeps its position. Changing it plans a replacement that adopts the existing group, so the read position " +
+					"does not move. A group imported into state may leave it unset (as generated configuration does).",
+				Optional:   true,
 				Validators: []validator.String{stringvalidator.OneOf(valkey.Starts...)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(
-					requiresReplaceUnlessImported,
-					"Changing group_start replaces the resource, except right after an import, when state has no group_start yet.",
-					"Changing `group_start` replaces the resource, except right after an import, when state has no `group_start` yet.",
+					requiresReplaceIfStartChanges,
+					"Changing group_start from one declared value to another replaces the resource; declaring it for a group "+
+						"already in state without one (after an import), or dropping it, does not.",
+					"Changing `group_start` from one declared value to another replaces the resource; declaring it for a group "+
+						"already in state without one (after an import), or dropping it, does not.",
 				)},
 			},
 			"adopted": schema.BoolAttribute{
@@ -91,9 +104,26 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 	}
 }
 
-// requiresReplaceUnlessImported lets an import record the configured group_start in place.
-func requiresReplaceUnlessImported(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-	resp.RequiresReplace = !req.StateValue.IsNull()
+// requiresReplaceIfStartChanges replaces only when one declared start becomes another: an
+// import records the configured group_start in place, and dropping it changes nothing on the
+// server.
+func requiresReplaceIfStartChanges(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+	resp.RequiresReplace = !req.StateValue.IsNull() && !req.PlanValue.IsNull()
+}
+
+func (r *streamGroupResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{
+		Attributes: map[string]identityschema.Attribute{
+			"stream": identityschema.StringAttribute{
+				Description:       "Stream key, as it is.",
+				RequiredForImport: true,
+			},
+			"name": identityschema.StringAttribute{
+				Description:       "Consumer group name, as it is (no escaping).",
+				RequiredForImport: true,
+			},
+		},
+	}
 }
 
 func (r *streamGroupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -126,6 +156,7 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 	plan.ID = types.StringValue(groupID(stream, name))
 	plan.Adopted = types.BoolValue(outcome == valkey.Adopted)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, streamGroupIdentity{Stream: plan.Stream, Name: plan.Name})...)
 }
 
 func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -134,6 +165,18 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 	var stream, name types.String
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("stream"), &stream)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// The identity first, so that every way out of Read leaves it set: states written before
+	// the resource had an identity get one on their first refresh.
+	if req.Identity == nil || req.Identity.Raw.IsFullyNull() {
+		resp.Diagnostics.Append(resp.Identity.Set(ctx, streamGroupIdentity{Stream: stream, Name: name})...)
+	}
+	// IDs written before names were escaped ("s/team/a" for group "team/a") are rewritten.
+	if strings.ContainsAny(name.ValueString(), "%/") {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), groupID(stream.ValueString(), name.ValueString()))...)
+	}
 	if resp.Diagnostics.HasError() || !requireClient(r.data, &resp.Diagnostics) {
 		return
 	}
@@ -150,7 +193,9 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 }
 
-// Update only happens right after an import, when the configured group_start is recorded.
+// Update records a group_start declared for a group already in state (after an import) or
+// dropped; it sends nothing to the server. The identity is set too: OpenTofu expects it back
+// from every Update.
 func (r *streamGroupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan streamGroupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
@@ -158,6 +203,7 @@ func (r *streamGroupResource) Update(ctx context.Context, req resource.UpdateReq
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, streamGroupIdentity{Stream: plan.Stream, Name: plan.Name})...)
 }
 
 // Delete sends nothing to the server: the group and its entries stay.
@@ -176,13 +222,32 @@ func leftOnServer(state streamGroupModel) string {
 		state.Name.ValueString(), state.Stream.ValueString())
 }
 
+// ImportState takes a group by its ID (`terraform import`, or an import block's id) or by its
+// identity (an import block's identity). The group is recorded as adopted, without a
+// group_start: the server does not know where it started.
 func (r *streamGroupResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	stream, name, ok := parseGroupID(req.ID)
-	if !ok {
-		resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("The import ID %q is not of the form <stream>/<name>, "+
-			"for example \"emq:{orders}:stream:main/billing\". The ID is split at the last \"/\", so the stream key may "+
-			"contain \"/\" but the group name may not.", req.ID))
-		return
+	var stream, name string
+	if req.ID != "" {
+		var err error
+		if stream, name, err = parseGroupID(req.ID); err != nil {
+			resp.Diagnostics.AddError("Invalid Import ID", fmt.Sprintf("The import ID %q is not of the form <stream>/<name>: %s. "+
+				"An ID is the stream key, \"/\", and the group name, for example \"emq:{orders}:stream:main/billing\"; in the name, "+
+				"\"%%\" is written \"%%25\" and \"/\" is written \"%%2F\" (the id attribute in state is already written so). "+
+				"An import block can name the group without an ID: identity = { stream = \"...\", name = \"...\" }.", req.ID, err))
+			return
+		}
+	} else {
+		var identity streamGroupIdentity
+		resp.Diagnostics.Append(req.Identity.Get(ctx, &identity)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		stream, name = identity.Stream.ValueString(), identity.Name.ValueString()
+		if stream == "" || name == "" {
+			resp.Diagnostics.AddError("Invalid Import Identity",
+				fmt.Sprintf("The import identity names stream %q and group %q; both must be non-empty.", stream, name))
+			return
+		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, streamGroupModel{
 		ID:         types.StringValue(groupID(stream, name)),
@@ -191,16 +256,28 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 		GroupStart: types.StringNull(),
 		Adopted:    types.BoolValue(true),
 	})...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, streamGroupIdentity{Stream: types.StringValue(stream), Name: types.StringValue(name)})...)
 }
 
-func groupID(stream, name string) string { return stream + "/" + name }
+// plannedID plans the id as soon as stream and name are known, replacements included: it is
+// groupID of them, so reviewers see the real ID instead of "known after apply".
+type plannedID struct{}
 
-// parseGroupID splits "<stream>/<name>" at the last "/": stream keys may hold "/", group
-// names may not. Both parts must be non-empty.
-func parseGroupID(id string) (stream, name string, ok bool) {
-	i := strings.LastIndex(id, "/")
-	if i <= 0 || i == len(id)-1 {
-		return "", "", false
+func (plannedID) Description(context.Context) string {
+	return "The id is known at plan time once stream and name are."
+}
+
+func (m plannedID) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (plannedID) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if !req.PlanValue.IsUnknown() {
+		return // nothing changes: the id in state stands
 	}
-	return id[:i], id[i+1:], true
+	var stream, name types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("stream"), &stream)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
+	if stream.IsUnknown() || name.IsUnknown() || stream.IsNull() || name.IsNull() {
+		return
+	}
+	resp.PlanValue = types.StringValue(groupID(stream.ValueString(), name.ValueString()))
 }

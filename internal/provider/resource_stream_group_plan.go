@@ -35,7 +35,9 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	if req.State.Raw.IsNull() {
-		r.checkDoor(ctx, plan, &resp.Diagnostics)
+		if requireStart(plan, &resp.Diagnostics) {
+			r.checkDoor(ctx, plan, &resp.Diagnostics)
+		}
 		return
 	}
 	var state streamGroupModel
@@ -47,14 +49,30 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 	case !plan.Stream.Equal(state.Stream) || !plan.Name.Equal(state.Name):
 		resp.Diagnostics.AddWarning("Replaced Consumer Group Will Stay On Server", leftOnServer(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
-		r.checkDoor(ctx, plan, &resp.Diagnostics)
-	case !state.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
+		if requireStart(plan, &resp.Diagnostics) {
+			r.checkDoor(ctx, plan, &resp.Diagnostics)
+		}
+	case !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
 		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move The Group",
 			fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
 				"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
 				"to move it, or choose a new group name to start a group at the new position.",
 				state.GroupStart, plan.GroupStart, state.Name.ValueString(), state.Stream.ValueString()))
 	}
+}
+
+// requireStart fails a plan that may create a group without a declared group_start: the start
+// position is declared, never defaulted. A group already in state may leave it unset.
+func requireStart(plan streamGroupModel, diags *diag.Diagnostics) bool {
+	if !plan.GroupStart.IsNull() {
+		return true
+	}
+	diags.AddAttributeError(path.Root("group_start"), "Group Start Not Declared",
+		fmt.Sprintf("This plan may create group %q on stream %q, and creating a group needs a declared start: "+
+			"group_start = \"new\" (only entries appended from now on) or \"head\" (replay every entry already in the stream). "+
+			"Only a group already in state, such as an imported one, may leave group_start unset.",
+			plan.Name.ValueString(), plan.Stream.ValueString()))
+	return false
 }
 
 // checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read

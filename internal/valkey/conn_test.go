@@ -373,3 +373,36 @@ func TestNewClient_ReplicaAckDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestClient_HandshakeIsOneHello pins what the documentation says about the handshake: each
+// connection opens with one HELLO 2 carrying AUTH (no separate AUTH, no CLIENT SETINFO, no
+// SELECT for database 0), and a user with only the minimal ACL may send it: HELLO needs no
+// permission.
+func TestClient_HandshakeIsOneHello(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.StartT(t)
+	admin := s.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	stream := key(t, "stream")
+	user, pw := s.ACLUser(t, keyPattern(stream), MinimalACL)
+	ctx := context.Background()
+	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, valkey.Options{URL: s.URL(), Username: user, Password: pw})
+	if _, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil {
+		t.Fatalf("EnsureGroup with the minimal ACL: %v", err)
+	}
+	stats := admin.Info(ctx, "commandstats").Val()
+	for cmd, want := range map[string]string{"hello": "calls=1,", "auth": "", "client|setinfo": "", "select": ""} {
+		line := ""
+		for _, l := range strings.Split(stats, "\r\n") {
+			if strings.HasPrefix(l, "cmdstat_"+cmd+":") {
+				line = l
+			}
+		}
+		if want == "" && line != "" || want != "" && !strings.Contains(line, want) || strings.Contains(line, "rejected_calls=1") {
+			t.Errorf("%s: %q, want %q", cmd, line, want)
+		}
+	}
+}

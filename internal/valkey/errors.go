@@ -185,6 +185,7 @@ func (e *OptionError) Error() string { return e.Field + ": " + e.Reason }
 type URLError struct {
 	URL    string // redacted
 	Reason string
+	Params []string // the query parameters of a URL refused for having them, sorted
 }
 
 func (e *URLError) Error() string {

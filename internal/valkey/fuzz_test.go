@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,6 +169,27 @@ func TestParseURL_SchemelessURLDoesNotEchoPassword(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "s3cret-pw") {
 			t.Errorf("ParseURL(%q) error repeats the password: %v", raw, err)
+		}
+	}
+}
+
+// TestParseURL_RefusesQueryParameters: settings in a URL's query would be read by go-redis and
+// then overridden by the client's own options without a word, so no query is accepted. The
+// error names the parameters but never their values, which may be secrets.
+func TestParseURL_RefusesQueryParameters(t *testing.T) {
+	for raw, want := range map[string][]string{
+		"valkey://host:6379/0?dial_timeout=42s&max_retries=9&protocol=3": {"dial_timeout", "max_retries", "protocol"},
+		"valkeys://u:pw@host:6380?password=s3cret-in-query":              {"password"},
+		"redis://host:6379/0?": {},
+	} {
+		_, err := ParseURL(raw)
+		var urlErr *URLError
+		if !errors.As(err, &urlErr) || !slices.Equal(urlErr.Params, want) && len(want) > 0 {
+			t.Errorf("ParseURL(%q) = %v, want a URLError naming %v", raw, err, want)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "42s") || strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("ParseURL(%q) error repeats a value: %v", raw, err)
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -46,6 +48,15 @@ func ParseURL(raw string) (*redis.Options, error) {
 	}
 	if !validHost(u.Hostname()) {
 		return nil, bad(fmt.Sprintf("host %q is not a host name or IP address", u.Hostname()))
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		// go-redis would read settings from the query, and the client's own options would then
+		// override them without a word: refuse the query instead. Values are left out of the
+		// message, since a query may carry a secret.
+		params := slices.Sorted(maps.Keys(u.Query()))
+		redacted, _, _ := strings.Cut(RedactURL(raw), "?")
+		return nil, &URLError{URL: redacted + "?...", Params: params,
+			Reason: fmt.Sprintf("it has query parameters (%s); settings are not read from the URL", strings.Join(params, ", "))}
 	}
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
