@@ -145,7 +145,7 @@ func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
-	connections := func() string { return connectionsReceived(admin) }
+	connections := func() string { return connectionsReceived(t, admin) }
 	before := connections()
 	stream := testKey(t)
 	resource.Test(t, resource.TestCase{

@@ -95,22 +95,16 @@ func (c serverCheck) CheckState(_ context.Context, _ statecheck.CheckStateReques
 	resp.Error = c()
 }
 
-// connectionsReceived is the server's total_connections_received line.
-func connectionsReceived(admin *redis.Client) string {
-	info := admin.Info(context.Background(), "stats").Val()
-	for _, line := range strings.Split(info, "\r\n") {
-		if strings.HasPrefix(line, "total_connections_received:") {
-			return line
-		}
-	}
-	return "?"
+// connectionsReceived is the server's total_connections_received.
+func connectionsReceived(t *testing.T, admin *redis.Client) string {
+	return valkeytest.InfoField(t, admin, "stats", "total_connections_received")
 }
 
 func TestAccProvider_ConfigureDialsNothing(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
-	before := connectionsReceived(admin)
+	before := connectionsReceived(t, admin)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -131,7 +125,7 @@ resource "valkey_stream_group" "test" {
 			ExpectNonEmptyPlan: true,
 		}},
 	})
-	if after := connectionsReceived(admin); after != before {
+	if after := connectionsReceived(t, admin); after != before {
 		t.Errorf("configuring the provider dialled the server: %s, then %s", before, after)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -121,7 +120,7 @@ func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+	if calls := valkeytest.CommandCalls(t, rdb, "xinfo|groups"); calls != 1 {
 		t.Errorf("%d groups on one stream cost %d XINFO GROUPS, want 1", groups, calls)
 	}
 }
@@ -142,19 +141,6 @@ func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
 	if _, found, err := c.Group(ctx, stream, "b"); err != nil || !found {
 		t.Fatalf("after the door created b: found=%v err=%v; a cached answer from before the door was used", found, err)
 	}
-}
-
-// commandCalls reads calls=N for one command from INFO commandstats.
-func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
-	t.Helper()
-	info := rdb.Info(context.Background(), "commandstats").Val()
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-			return n
-		}
-	}
-	return 0
 }
 
 func TestPlanGroups_RemembersFirstFailureOnly(t *testing.T) {
@@ -226,7 +212,7 @@ func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 			t.Fatalf("found=%v err=%v", found, err)
 		}
 	}
-	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+	if calls := valkeytest.CommandCalls(t, rdb, "xinfo|groups"); calls != 1 {
 		t.Errorf("a door and three reads cost %d XINFO GROUPS, want 1 (the door's read-back)", calls)
 	}
 }

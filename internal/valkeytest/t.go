@@ -57,6 +57,18 @@ func StartT(tb testing.TB, opts ...Option) *Server {
 	return s
 }
 
+// StartReplicaT starts a replica of primary for one test, linked when it returns, and closes it
+// when the test ends.
+func StartReplicaT(tb testing.TB, primary *Server, opts ...Option) *Server {
+	tb.Helper()
+	s, err := StartReplica(primary, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
 // StartTLST starts a server with a TLS port served by a fresh PKI (mutual TLS when
 // requireClientCert is set), both removed when the test ends.
 func StartTLST(tb testing.TB, requireClientCert bool) (*Server, *PKI) {
