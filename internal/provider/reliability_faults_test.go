@@ -3,7 +3,6 @@ package provider
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -38,49 +37,6 @@ func authedAdmin(t *testing.T, addr string) *redis.Client {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: reliabilityPassword, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
-}
-
-// stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
-type stateGroup struct {
-	Stream, Name string
-	Adopted      bool
-}
-
-// stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
-func (r *cliRun) stateGroups() []stateGroup {
-	r.t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Type      string `json:"type"`
-			Instances []struct {
-				Attributes struct {
-					Stream  string `json:"stream"`
-					Name    string `json:"name"`
-					Adopted bool   `json:"adopted"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		r.t.Fatal(err)
-	}
-	var groups []stateGroup
-	for _, res := range state.Resources {
-		if res.Type != "valkey_stream_group" {
-			continue
-		}
-		for _, in := range res.Instances {
-			groups = append(groups, stateGroup{in.Attributes.Stream, in.Attributes.Name, in.Attributes.Adopted})
-		}
-	}
-	return groups
 }
 
 // serverGroupNames is stream -> its group names on the server, for the given streams.
