@@ -3,10 +3,12 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,7 +16,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
@@ -86,13 +90,49 @@ func checkGroupOnServer(rdb *redis.Client, stream, name string) error {
 	return nil
 }
 
-// checkServer runs an assertion against the server as a state check.
-func checkServer(fn func() error) statecheck.StateCheck { return serverCheck(fn) }
+// checkServer runs an assertion about the server alone as a state check. Where state should
+// hold what the server reports, tests use statecheck.ExpectKnownValue with values read from
+// the server (expectAttributes) instead.
+type checkServer func() error
 
-type serverCheck func() error
-
-func (c serverCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+func (c checkServer) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
 	resp.Error = c()
+}
+
+// expectAttributes expects each attribute of the resource or data source at address to hold
+// its value in want.
+func expectAttributes(address string, want map[string]knownvalue.Check) []statecheck.StateCheck {
+	var checks []statecheck.StateCheck
+	for _, attr := range slices.Sorted(maps.Keys(want)) {
+		checks = append(checks, statecheck.ExpectKnownValue(address, tfjsonpath.New(attr), want[attr]))
+	}
+	return checks
+}
+
+// known is the check for a value as the server sent it: an integer, a string, or nil (null).
+func known(v any) knownvalue.Check {
+	switch v := v.(type) {
+	case nil:
+		return knownvalue.Null()
+	case int64:
+		return knownvalue.Int64Exact(v)
+	case string:
+		return knownvalue.StringExact(v)
+	}
+	return knownvalue.StringExact(fmt.Sprintf("a value of the unexpected type %T", v))
+}
+
+// testAccReadDataSource reads the data source at address, declared in config, from the shared
+// server in one step, and expects its attributes to hold want (read from the server before)
+// and more.
+func testAccReadDataSource(t *testing.T, config, address string, want map[string]knownvalue.Check, more ...statecheck.StateCheck) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:            testAccProviderConfig(testServer(t)) + config,
+			ConfigStateChecks: append(expectAttributes(address, want), more...),
+		}},
+	})
 }
 
 // connectionsReceived is the server's total_connections_received.

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -54,27 +52,10 @@ func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
 	stream := key(t, "stream")
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "1-1", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "2-1", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "3-1", Values: []string{"k", "v"}})
-	rdb.XGroupCreate(ctx, stream, "fresh", "0")
-	// After a deletion inside the unread range the server cannot compute lag: it reports nil.
-	rdb.XGroupCreate(ctx, stream, "midway", "1-1")
-	rdb.XDel(ctx, stream, "2-1")
-	rdb.XGroupCreate(ctx, stream, "caught-up", "$")
+	valkeytest.SeedGroupWithUnknownLag(t, rdb, stream)
 
-	raw, err := rdb.Do(ctx, "XINFO", "GROUPS", stream).Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sawNil, sawValue := false, false
-	for _, row := range raw {
-		fields, _ := row.([]any)
-		serverValues := map[string]any{}
-		for i := 0; i+1 < len(fields); i += 2 {
-			field, _ := fields[i].(string)
-			serverValues[field] = fields[i+1]
-		}
+	for _, serverValues := range valkeytest.XInfoGroups(t, rdb, stream) {
 		name, _ := serverValues["name"].(string)
 		g, found, err := c.Group(ctx, stream, name)
 		if err != nil || !found {

@@ -13,7 +13,7 @@ import (
 // Info is one INFO section as field -> value, such as "role" -> "master" or
 // "cmdstat_xgroup|create" -> "calls=3,usec=…". go-redis parses the reply: this is the one INFO
 // parser of the tests.
-func Info(ctx context.Context, rdb redis.Cmdable, section string) (map[string]string, error) {
+func Info(ctx context.Context, rdb redis.UniversalClient, section string) (map[string]string, error) {
 	sections, err := rdb.InfoMap(ctx, section).Result()
 	fields := map[string]string{}
 	for _, s := range sections {
@@ -23,7 +23,7 @@ func Info(ctx context.Context, rdb redis.Cmdable, section string) (map[string]st
 }
 
 // InfoField is one field of an INFO section; the test fails when the server does not report it.
-func InfoField(tb testing.TB, rdb redis.Cmdable, section, field string) string {
+func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) string {
 	tb.Helper()
 	info, err := Info(context.Background(), rdb, section)
 	value, ok := info[field]
@@ -35,7 +35,7 @@ func InfoField(tb testing.TB, rdb redis.Cmdable, section, field string) string {
 
 // CommandCalls is how many times the server ran command ("xgroup|create") since it started or
 // its last CONFIG RESETSTAT, from INFO commandstats: 0 when it has not run it.
-func CommandCalls(tb testing.TB, rdb redis.Cmdable, command string) int {
+func CommandCalls(tb testing.TB, rdb redis.UniversalClient, command string) int {
 	tb.Helper()
 	info, err := Info(context.Background(), rdb, "commandstats")
 	if err != nil {
