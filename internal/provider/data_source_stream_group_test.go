@@ -3,10 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -95,35 +93,4 @@ data "valkey_stream_group" "test" {
 		"consumers": knownvalue.Int64Exact(0), "pending": knownvalue.Int64Exact(0), "last_delivered_id": knownvalue.StringExact("0-0"),
 		"entries_read": knownvalue.Null(), "lag": knownvalue.Int64Exact(0), "consumer": knownvalue.ListSizeExact(0),
 	})
-}
-
-func TestAccStreamGroupDataSource_errors(t *testing.T) {
-	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
-	for _, tc := range []struct {
-		name  string
-		seed  func(stream string)
-		group string
-		want  string
-	}{
-		{"missing stream", func(string) {}, "billing",
-			`(?s)Consumer Group Not Found.*Stream\s+".*"\s+does\s+not\s+exist.*has\s+no\s+consumer\s+group\s+"billing"`},
-		{"missing group", func(s string) { rdb.XGroupCreateMkStream(ctx, s, "other", "$") }, "billing",
-			`(?s)Consumer Group Not Found.*has\s+no\s+consumer\s+group\s+"billing"`},
-		{"wrong type", func(s string) { rdb.RPush(ctx, s, "x") }, "billing", `(?s)Consumer Group Not Read.*holds\s+a\s+list,\s+not\s+a\s+stream`},
-		{"empty name", func(string) {}, "", `(?s)Attribute name string length must be at least 1`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			stream := testKey(t)
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					PreConfig:   func() { tc.seed(stream) },
-					Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupDataSourceConfig(stream, tc.group),
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
-		})
-	}
 }

@@ -3,10 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -72,39 +70,40 @@ func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 		statecheck.ExpectKnownValue(dataStreamAddress, tfjsonpath.New("last_entry_id"), knownvalue.Null()))
 }
 
-func TestAccStreamDataSource_errors(t *testing.T) {
+// TestAccDataSources_errors reads each data source where it finds nothing to read.
+func TestAccDataSources_errors(t *testing.T) {
 	t.Parallel()
 	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
+	group := func(name string) func(string) string {
+		return func(stream string) string { return testAccStreamGroupDataSourceConfig(stream, name) }
+	}
 	for _, tc := range []struct {
-		name string
-		seed func(key string)
-		want string
+		name   string
+		seed   func(key string)
+		config func(key string) string
+		want   string
 	}{
-		{"missing", func(string) {}, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
-		{"wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, `(?s)Stream Not Read.*holds\s+a\s+zset,\s+not\s+a\s+stream`},
+		{"stream missing", func(string) {}, testAccStreamDataSourceConfig, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
+		{"stream wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, testAccStreamDataSourceConfig,
+			`(?s)Stream Not Read.*holds\s+a\s+zset,\s+not\s+a\s+stream`},
+		{"group on missing stream", func(string) {}, group("billing"),
+			`(?s)Consumer Group Not Found.*Stream\s+".*"\s+does\s+not\s+exist.*has\s+no\s+consumer\s+group\s+"billing"`},
+		{"group missing", func(s string) { rdb.XGroupCreateMkStream(ctx, s, "other", "$") }, group("billing"),
+			`(?s)Consumer Group Not Found.*has\s+no\s+consumer\s+group\s+"billing"`},
+		{"group on wrong type", func(s string) { rdb.RPush(ctx, s, "x") }, group("billing"), `(?s)Consumer Group Not Read.*holds\s+a\s+list,\s+not\s+a\s+stream`},
+		{"group with empty name", func(string) {}, group(""), `(?s)Attribute name string length must be at least 1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stream := testKey(t)
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					PreConfig:   func() { tc.seed(stream) },
-					Config:      testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
+			tc.seed(stream)
+			testAccExpectError(t, testAccProviderConfig(testServer(t))+tc.config(stream), tc.want)
 		})
 	}
 }
 
 func TestAccStreamDataSource_unreachableNamesAddress(t *testing.T) {
 	t.Parallel()
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n" + testAccStreamDataSourceConfig("s"),
-			ExpectError: regexp.MustCompile(`(?s)Stream Not Read.*127\.0\.0\.1:1.*reading\s+stream\s+"s"`),
-		}},
-	})
+	testAccExpectError(t, "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n"+testAccStreamDataSourceConfig("s"),
+		`(?s)Stream Not Read.*127\.0\.0\.1:1.*reading\s+stream\s+"s"`)
 }

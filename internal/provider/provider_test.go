@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -32,12 +30,7 @@ var shared valkeytest.Shared
 // testServer is the shared server. Without valkey-server installed the test skips.
 func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.Close()
-	cliCleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m, cliCleanup) }
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"valkey": providerserver.NewProtocol6WithError(New("test")()),
@@ -49,10 +42,7 @@ func testAccProviderConfig(srv *valkeytest.Server) string {
 }
 
 // testKey returns a stream key unique to the test, in the shape users write.
-func testKey(t testing.TB) string {
-	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("emq:{%s-%d}:stream/main", name, rand.Uint32())
-}
+func testKey(t testing.TB) string { return valkeytest.Key(t, "emq:{%s}:stream/main") }
 
 func testAdmin(t testing.TB, srv *valkeytest.Server) *redis.Client {
 	t.Helper()
@@ -120,6 +110,14 @@ func known(v any) knownvalue.Check {
 		return knownvalue.StringExact(v)
 	}
 	return knownvalue.StringExact(fmt.Sprintf("a value of the unexpected type %T", v))
+}
+
+// testAccExpectError applies config in one step that must fail with an error matching want.
+func testAccExpectError(t *testing.T, config, want string) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps:                    []resource.TestStep{{Config: config, ExpectError: regexp.MustCompile(want)}},
+	})
 }
 
 // testAccReadDataSource reads the data source at address, declared in config, from the shared

@@ -9,32 +9,11 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // Plan-time checks: a reviewer reading the plan learns what the door will meet at apply.
-
-func TestCLIStreamGroup_planWarnsExistingGroupWillBeAdopted(t *testing.T) {
-	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "42-7", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "43-0", Values: []string{"k", "v"}})
-	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
-		t.Fatal(err)
-	}
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
-
-	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
-		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
-		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
-	expectWarning(t, diags, "Stream Will Be Created", 0)
-	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
-		t.Errorf("planning moved the group to %s", g.LastDeliveredID)
-	}
-}
 
 func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()

@@ -26,32 +26,9 @@ func TestGroup_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	}
 }
 
-func TestGroup_WrongTypeIsError(t *testing.T) {
-	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "list")
-	rdb.RPush(ctx, k, "x")
-	_, _, err := c.Group(ctx, k, "g")
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Type != "list" {
-		t.Fatalf("err = %v, want WrongTypeError naming list", err)
-	}
-}
-
-func TestGroup_UnreachableIsErrorNotNotFound(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1", MaxRetries: -1})
-	_, found, err := c.Group(context.Background(), "s", "g")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) || found {
-		t.Fatalf("found=%v err=%v, want *UnreachableError: an unreachable server must never read as 'gone'", found, err)
-	}
-}
-
 func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	valkeytest.SeedGroupWithUnknownLag(t, rdb, stream)
 
 	sawNil, sawValue := false, false

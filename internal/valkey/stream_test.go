@@ -12,8 +12,7 @@ import (
 
 func TestStreamInfo_MatchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	valkeytest.SeedStreamWithGaps(t, rdb, stream)
 
 	got, err := c.StreamInfo(ctx, stream)
@@ -48,8 +47,7 @@ func TestStreamInfo_MatchesServer(t *testing.T) {
 
 func TestStreamInfo_EmptyStreamHasNoEntryIDs(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	rdb.XGroupCreateMkStream(ctx, stream, "g", "$")
 
 	got, err := c.StreamInfo(ctx, stream)
@@ -74,32 +72,9 @@ func TestStreamInfo_MissingIsNotFound(t *testing.T) {
 	}
 }
 
-func TestStreamInfo_WrongTypeNamesTheType(t *testing.T) {
-	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "hash")
-	rdb.HSet(ctx, k, "f", "v")
-	_, err := c.StreamInfo(ctx, k)
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "hash" {
-		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and hash", err, err, k)
-	}
-}
-
-func TestStreamInfo_UnreachableNamesAddress(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
-	_, err := c.StreamInfo(context.Background(), "s")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
-		t.Fatalf("err = %v (%T), want *UnreachableError at 127.0.0.1:1", err, err)
-	}
-}
-
 func TestGroupDetail_MatchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	valkeytest.SeedGroupWithConsumers(t, rdb, stream)
 
 	g, consumers, err := c.GroupDetail(ctx, stream, "billing")
@@ -139,8 +114,7 @@ func TestGroupDetail_MatchesServer(t *testing.T) {
 
 func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	var nf *valkey.NotFoundError
 	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "" {
 		t.Errorf("missing stream: err = %v, want *NotFoundError naming only the stream", err)
@@ -151,24 +125,56 @@ func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	}
 }
 
-func TestGroupDetail_WrongTypeNamesTheType(t *testing.T) {
+// reads are the client's read calls, each reduced to its error; Group finding the group is an
+// error too, as the tests below expect none.
+var reads = map[string]func(ctx context.Context, c *valkey.Client, key string) error{
+	"Group": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, found, err := c.Group(ctx, key, "g")
+		if found {
+			return errors.New("found the group")
+		}
+		return err
+	},
+	"StreamInfo": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, err := c.StreamInfo(ctx, key)
+		return err
+	},
+	"GroupDetail": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, _, err := c.GroupDetail(ctx, key, "g")
+		return err
+	},
+}
+
+func TestReads_WrongTypeNamesTheType(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "set")
-	rdb.SAdd(ctx, k, "x")
-	_, _, err := c.GroupDetail(ctx, k, "g")
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "set" {
-		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and set", err, err, k)
+	for name, read := range reads {
+		for typ, seed := range wrongTypeSeeds {
+			t.Run(name+"/"+typ, func(t *testing.T) {
+				t.Parallel()
+				ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+				k := key(t, typ)
+				if err := seed(ctx, rdb, k); err != nil {
+					t.Fatal(err)
+				}
+				var wt *valkey.WrongTypeError
+				if err := read(ctx, c, k); !errors.As(err, &wt) || wt.Key != k || wt.Type != typ {
+					t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and %s", err, err, k, typ)
+				}
+			})
+		}
 	}
 }
 
-func TestGroupDetail_UnreachableIsNotNotFound(t *testing.T) {
+func TestReads_UnreachableIsNeverNotFound(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
-	_, _, err := c.GroupDetail(context.Background(), "s", "g")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) {
-		t.Fatalf("err = %v (%T), want *UnreachableError: an unreachable server must never read as missing", err, err)
+	for name, read := range reads {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var unreachable *valkey.UnreachableError
+			if err := read(context.Background(), c, "s"); !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
+				t.Fatalf("err = %v (%T), want *UnreachableError at 127.0.0.1:1: an unreachable server must never read as missing", err, err)
+			}
+		})
 	}
 }
