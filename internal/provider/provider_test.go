@@ -121,8 +121,8 @@ func testAccExpectError(t *testing.T, config, want string) {
 }
 
 // testAccReadDataSource reads the data source at address, declared in config, from the shared
-// server in one step, and expects its attributes to hold want (read from the server before)
-// and more.
+// server in one step, and expects its attributes to hold want (most tests read it from the
+// server first) and the checks in more.
 func testAccReadDataSource(t *testing.T, config, address string, want map[string]knownvalue.Check, more ...statecheck.StateCheck) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,

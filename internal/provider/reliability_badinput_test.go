@@ -259,8 +259,8 @@ func serverSnapshot(rdb *redis.Client, stream string) (map[string]string, error)
 }
 
 // TestAccReliability_badInput runs every bad input as an acceptance step between two good
-// ones: the bad step fails with its error, state is exactly what the first step left, and no
-// key under the case's hash tag changed on the server.
+// ones: the bad step fails with its error, state is what the first step left (the anchor
+// unchanged, nothing else to plan), and no key under the case's hash tag changed on the server.
 func TestAccReliability_badInput(t *testing.T) {
 	t.Parallel()
 	if len(badInputs) < 20 {
