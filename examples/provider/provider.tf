@@ -10,7 +10,7 @@ provider "valkey" {
   alias = "tls"
   url   = "valkeys://valkey.internal:6380/0"
 
-  tls {
+  tls = {
     ca_cert_file = "/etc/valkey/tls/ca.crt"
     cert_file    = "/etc/valkey/tls/client.crt"
     key_file     = "/etc/valkey/tls/client.key"
@@ -22,7 +22,7 @@ provider "valkey" {
   alias    = "cluster"
   username = "terraform"
 
-  cluster {
+  cluster = {
     addresses = ["valkey-1.internal:6379", "valkey-2.internal:6379", "valkey-3.internal:6379"]
   }
 }
@@ -31,7 +31,7 @@ provider "valkey" {
 provider "valkey" {
   alias = "sentinel"
 
-  sentinel {
+  sentinel = {
     master_name = "primary"
     addresses   = ["sentinel-1.internal:26379", "sentinel-2.internal:26379", "sentinel-3.internal:26379"]
   }

@@ -8,8 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
 var (
@@ -20,9 +18,7 @@ var (
 // NewStreamDataSource returns the valkey_stream data source.
 func NewStreamDataSource() datasource.DataSource { return &streamDataSource{} }
 
-type streamDataSource struct {
-	client *valkey.Client
-}
+type streamDataSource struct{ dataSourceBase }
 
 type streamDataModel struct {
 	Key               types.String `tfsdk:"key"`
@@ -82,10 +78,6 @@ func (d *streamDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 	}
 }
 
-func (d *streamDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *streamDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var config streamDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
@@ -93,12 +85,12 @@ func (d *streamDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	key := config.Key.ValueString()
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !requireClient(d.data, &resp.Diagnostics) {
 		return
 	}
-	stream, err := d.client.StreamInfo(ctx, key)
+	stream, err := d.data.client.StreamInfo(ctx, key)
 	if err != nil {
-		addReadError(&resp.Diagnostics, err, d.client.Addr(), key, "")
+		addReadError(&resp.Diagnostics, err, d.data.client.Addr(), key, "")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, streamDataModel{

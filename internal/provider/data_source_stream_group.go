@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
 var (
@@ -21,9 +19,7 @@ var (
 // NewStreamGroupDataSource returns the valkey_stream_group data source.
 func NewStreamGroupDataSource() datasource.DataSource { return &streamGroupDataSource{} }
 
-type streamGroupDataSource struct {
-	client *valkey.Client
-}
+type streamGroupDataSource struct{ dataSourceBase }
 
 type streamGroupDataModel struct {
 	Stream types.String `tfsdk:"stream"`
@@ -81,10 +77,6 @@ func (d *streamGroupDataSource) Schema(_ context.Context, _ datasource.SchemaReq
 	}
 }
 
-func (d *streamGroupDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
-}
-
 func (d *streamGroupDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var config streamGroupDataModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &config)...)
@@ -92,12 +84,12 @@ func (d *streamGroupDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	stream, name := config.Stream.ValueString(), config.Name.ValueString()
-	if !requireClient(d.client, &resp.Diagnostics) {
+	if !requireClient(d.data, &resp.Diagnostics) {
 		return
 	}
-	group, consumers, err := d.client.GroupDetail(ctx, stream, name)
+	group, consumers, err := d.data.client.GroupDetail(ctx, stream, name)
 	if err != nil {
-		addReadError(&resp.Diagnostics, err, d.client.Addr(), stream, name)
+		addReadError(&resp.Diagnostics, err, d.data.client.Addr(), stream, name)
 		return
 	}
 	config.groupInfoModel = groupInfo(group)

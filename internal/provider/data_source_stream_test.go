@@ -105,5 +105,5 @@ func TestAccDataSources_errors(t *testing.T) {
 func TestAccStreamDataSource_unreachableNamesAddress(t *testing.T) {
 	t.Parallel()
 	testAccExpectError(t, "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n"+testAccStreamDataSourceConfig("s"),
-		`(?s)Stream Not Read.*127\.0\.0\.1:1.*reading\s+stream\s+"s"`)
+		`(?s)Stream Not Read.*127\.0\.0\.1:1.*working\s+on\s+stream\s+"s"`)
 }

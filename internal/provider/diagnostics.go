@@ -3,42 +3,162 @@ package provider
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// valkeyErrorDetail explains an error from internal/valkey in whole sentences: what the
-// server said, which key and address, and what to do next.
-func valkeyErrorDetail(err error, stream, group string) string {
+// This file is the one place that turns errors from internal/valkey into words for people:
+// what the server said, which key and address, and what to do next, in the provider's terms
+// (attributes, environment variables, Terraform commands).
+
+// errorDetail explains err, met while working on subject (such as `group "g" of stream "s"`).
+func errorDetail(err error, subject string) string {
 	var (
 		wrongType   *valkey.WrongTypeError
 		refused     *valkey.RefusedError
 		unreachable *valkey.UnreachableError
 		unconfirmed *valkey.UnconfirmedError
+		unknown     *valkey.ConfigUnknownError
 	)
 	switch {
 	case errors.As(err, &wrongType):
-		return fmt.Sprintf("Key %q holds a %s, not a stream, so consumer group %q cannot live there. "+
+		return fmt.Sprintf("Key %q holds a %s, not a stream, so %s cannot be there. "+
 			"Choose another stream key, or remove the %s from the server if nothing uses it.",
-			wrongType.Key, wrongType.Type, group, wrongType.Type)
+			wrongType.Key, wrongType.Type, subject, wrongType.Type)
 	case errors.As(err, &refused):
-		return fmt.Sprintf("The server at %s refused %s on key %q for group %q with: %s\n\n%s",
-			refused.Addr, refused.Command, refused.Key, group, refused.Reply, refused.Hint())
+		return fmt.Sprintf("The server at %s refused %s on key %q for %s with: %s\n\n%s",
+			refused.Addr, refused.Command, refused.Key, subject, refused.Reply, refusedHint(refused.Code()))
 	case errors.As(err, &unconfirmed):
-		return fmt.Sprintf("Group %q was written to stream %q at %s, but only %d of the %d replicas asked for (min_replica_acks) "+
+		return fmt.Sprintf("The door wrote %s at %s, but only %d of the %d replicas asked for (min_replica_acks) "+
 			"acknowledged it within %s. A failover now could lose it, so Terraform does not record it. Check the replicas' "+
 			"health and replication links, then apply again: the door adopts the group if it survived.",
-			group, stream, unconfirmed.Addr, unconfirmed.Acked, unconfirmed.Wanted, unconfirmed.Timeout)
+			subject, unconfirmed.Addr, unconfirmed.Acked, unconfirmed.Wanted, unconfirmed.Timeout)
+	case errors.As(err, &unknown):
+		return fmt.Sprintf("The provider configuration was unknown when this operation ran (%s depends on values known only "+
+			"after apply), so no server could be asked about %s.\n\n%s",
+			strings.Join(unknown.Settings, ", "), subject, unreachableHint(valkey.CauseConfigUnknown))
 	case errors.As(err, &unreachable):
-		return fmt.Sprintf("Could not talk to Valkey at %s while working on group %q of stream %q: %v.\n\n%s",
-			unreachable.Addr, group, stream, unreachable.Err, unreachable.Hint())
+		return fmt.Sprintf("Could not talk to Valkey at %s while working on %s: %v.\n\n%s",
+			unreachable.Addr, subject, unreachable.Err, unreachableHint(unreachable.Cause()))
 	}
-	return fmt.Sprintf("Group %q of stream %q: %v.", group, stream, err)
+	return fmt.Sprintf("%s: %v.", capitalize(subject), err)
 }
 
-// addValkeyError appends err as an error diagnostic under summary.
-func addValkeyError(diags *diag.Diagnostics, summary string, err error, stream, group string) {
-	diags.AddError(summary, valkeyErrorDetail(err, stream, group))
+// groupSubject and streamSubject name what an operation worked on, for errorDetail.
+func groupSubject(stream, group string) string {
+	return fmt.Sprintf("group %q of stream %q", group, stream)
+}
+
+func streamSubject(stream string) string { return fmt.Sprintf("stream %q", stream) }
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// refusedHint says what to do about an error reply, by its first word.
+func refusedHint(code string) string {
+	switch code {
+	case "NOPERM":
+		return "The ACL user lacks the permission named in the reply: grant it (see the provider's minimal ACL) or use another user."
+	case "READONLY":
+		return "The address points at a replica; point the provider at the primary (or use the sentinel attribute)."
+	case "LOADING":
+		return "The server is still loading its dataset; retry when it has finished."
+	case "CLUSTERDOWN":
+		return "The cluster cannot serve this key's slot: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
+	case "MOVED", "ASK", "CROSSSLOT":
+		return "The server is part of a cluster; configure the provider's cluster attribute instead of a single url."
+	}
+	return "Check the server's reply above and the server's configuration."
+}
+
+// unreachableHint says what to check when the server could not be reached.
+func unreachableHint(cause valkey.Cause) string {
+	switch cause {
+	case valkey.CauseConfigUnknown:
+		return "The provider's configuration depends on values known only after apply (for example a url taken from a resource " +
+			"not created yet). Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
+	case valkey.CauseAuth:
+		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url) " +
+			"and that the ACL user is enabled."
+	case valkey.CauseNoPerm:
+		return "The ACL user may not run a command the connection needs: grant it (see the provider's minimal ACL) or use another user."
+	case valkey.CauseClusterDown:
+		return "The cluster cannot serve requests: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
+	case valkey.CauseDNS:
+		return "The host name does not resolve: check the host in the url (or the cluster or sentinel addresses) and DNS."
+	case valkey.CauseRefused:
+		return "Nothing is listening there: check that valkey-server is running and that the host and port are right."
+	case valkey.CauseTLSVerify:
+		return "TLS verification of the server's certificate failed: check tls.ca_cert (or ca_cert_file) and that " +
+			"tls.server_name matches a name in the certificate."
+	case valkey.CauseTLSRejected:
+		return "The server rejected the TLS handshake: if it requires client certificates (tls-auth-clients), set tls.cert " +
+			"and tls.key to a pair its CA trusts."
+	case valkey.CauseNotTLS:
+		return "The server did not speak TLS: use valkey:// without the tls attribute, or check the port."
+	case valkey.CauseClosed:
+		return "The server closed the connection: if it expects TLS, use valkeys:// or the tls attribute; otherwise check its logs and maxclients."
+	case valkey.CauseClosedTLS:
+		return "The server closed the TLS connection: if it requires client certificates (tls-auth-clients), set tls.cert " +
+			"and tls.key to a pair its CA trusts."
+	case valkey.CauseClosedTLSCert:
+		return "The server closed the TLS connection: check that its tls-ca-cert-file trusts the client certificate in " +
+			"tls.cert, and the server's logs."
+	case valkey.CauseTimeout:
+		return "The server did not answer in time: check the address and port (a TLS client on a plain port waits like this), " +
+			"firewalls, the server's load, and dial_timeout/command_timeout."
+	}
+	return "Check the address, the network path to the server, and the server's logs."
+}
+
+// optionSettings maps the fields of valkey.Options to the provider's settings, for errors
+// from valkey.NewClient.
+var optionSettings = map[string]struct{ attribute, env string }{
+	"DB":                  {"db", envDB},
+	"MinReplicaAcks":      {"min_replica_acks", envMinReplicaAcks},
+	"ClusterAddrs":        {"cluster.addresses", envClusterAddresses},
+	"Sentinel":            {"sentinel", envSentinelMasterName},
+	"Sentinel.MasterName": {"sentinel.master_name", envSentinelMasterName},
+	"Sentinel.Addrs":      {"sentinel.addresses", envSentinelAddresses},
+	"TLS.CACert":          {"tls.ca_cert", envTLSCACert},
+	"TLS.CACertFile":      {"tls.ca_cert_file", envTLSCACertFile},
+	"TLS.Cert":            {"tls.cert", envTLSCert},
+	"TLS.CertFile":        {"tls.cert_file", envTLSCertFile},
+	"TLS.Key":             {"tls.key", envTLSKey},
+	"TLS.KeyFile":         {"tls.key_file", envTLSKeyFile},
+}
+
+// addSettingsError reports connection settings that valkey.NewClient refused, on the
+// attribute at fault; urlSource says where the URL came from.
+func addSettingsError(diags *diag.Diagnostics, err error, urlSource string) {
+	var (
+		urlErr    *valkey.URLError
+		optionErr *valkey.OptionError
+	)
+	switch {
+	case errors.As(err, &urlErr):
+		diags.AddAttributeError(path.Root("url"), "Invalid Valkey URL", fmt.Sprintf("The URL taken from %s cannot be used: %s.", urlSource, err))
+	case errors.As(err, &optionErr):
+		setting, known := optionSettings[optionErr.Field]
+		if !known {
+			setting.attribute = optionErr.Field
+		}
+		detail := fmt.Sprintf("The connection setting %s", setting.attribute)
+		if setting.env != "" {
+			detail += fmt.Sprintf(" (or %s)", setting.env)
+		}
+		diags.AddAttributeError(attributePath(setting.attribute), "Invalid Valkey Connection Settings",
+			detail+" "+optionErr.Reason+". Check the provider configuration and the VALKEY_* environment variables.")
+	default:
+		diags.AddError("Invalid Valkey Connection Settings",
+			fmt.Sprintf("The provider's connection settings cannot be used: %s. Check the provider configuration and the VALKEY_* environment variables.", err))
+	}
 }

@@ -81,7 +81,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
 		return fmt.Sprintf(`provider "valkey" {
   url         = %q
   max_retries = 0
-  tls {
+  tls = {
     ca_cert_file = %q
     cert_file    = %q
     key          = %q

@@ -18,7 +18,7 @@ func TestAccProvider_Cluster(t *testing.T) {
 	t.Cleanup(func() { _ = admin.Close() })
 	streams := []string{"emq:{orders}:stream/main", "emq:{payments}:stream/main", "emq:{shipping}:stream/main"}
 	config := fmt.Sprintf(`provider "valkey" {
-  cluster {
+  cluster = {
     addresses = [%q]
   }
 }
@@ -65,7 +65,7 @@ func TestAccProvider_SentinelFailover(t *testing.T) {
 	stream := testKey(t)
 	config := func(groups ...string) string {
 		c := fmt.Sprintf(`provider "valkey" {
-  sentinel {
+  sentinel = {
     master_name = %q
     addresses   = [%q, %q]
   }

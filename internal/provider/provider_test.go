@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -19,7 +17,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -165,33 +162,6 @@ resource "valkey_stream_group" "test" {
 	})
 	if after := connectionsReceived(t, admin); after != before {
 		t.Errorf("configuring the provider dialled the server: %s, then %s", before, after)
-	}
-}
-
-func TestOptionsFrom_Precedence(t *testing.T) {
-	env := map[string]string{envURL: "valkey://env:1/2", envUsername: "env-user", envPassword: "env-pw"}
-	getenv := func(k string) string { return env[k] }
-	none := func(string) string { return "" }
-	set := providerModel{URL: types.StringValue("valkey://attr:1/0"), Username: types.StringValue("attr-user"), Password: types.StringValue("attr-pw")}
-	unset := providerModel{URL: types.StringNull(), Username: types.StringNull(), Password: types.StringNull()}
-
-	for _, tc := range []struct {
-		name   string
-		config providerModel
-		getenv func(string) string
-		want   valkey.Options
-		source string
-	}{
-		{"attribute wins over env", set, getenv, valkey.Options{URL: "valkey://attr:1/0", Username: "attr-user", Password: "attr-pw"}, "the url attribute"},
-		{"env when attribute unset", unset, getenv, valkey.Options{URL: "valkey://env:1/2", Username: "env-user", Password: "env-pw"}, "the VALKEY_URL environment variable"},
-		{"default when neither", unset, none, valkey.Options{URL: valkey.DefaultURL}, "the default"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, source := optionsFrom(tc.config, tc.getenv)
-			if !reflect.DeepEqual(got, tc.want) || source != tc.source {
-				t.Errorf("got %+v from %q, want %+v from %q", got, source, tc.want, tc.source)
-			}
-		})
 	}
 }
 

@@ -27,7 +27,7 @@ func BenchmarkStreamGroupRead(b *testing.B) {
 	if _, _, err := client.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil {
 		b.Fatal(err)
 	}
-	r := &streamGroupResource{client: client}
+	r := &streamGroupResource{data: &providerData{client: client, plan: &planSession{}}}
 	var sr resource.SchemaResponse
 	r.Schema(ctx, resource.SchemaRequest{}, &sr)
 	raw := tftypes.NewValue(sr.Schema.Type().TerraformType(ctx), map[string]tftypes.Value{

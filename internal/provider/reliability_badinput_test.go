@@ -151,20 +151,20 @@ var badInputs = []struct {
 		srv, _ := valkeytest.StartTLST(t, false)
 		other := valkeytest.NewPKIT(t)
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*`+regexp.QuoteMeta(srv.TLSAddr())+`.*TLS\s+verification`)
-		c.provider = fmt.Sprintf("url = %q\n  username = \"default\"\n  %s\n  max_retries = 0\n  tls {\n    ca_cert = %q\n  }",
+		c.provider = fmt.Sprintf("url = %q\n  username = \"default\"\n  %s\n  max_retries = 0\n  tls = {\n    ca_cert = %q\n  }",
 			srv.TLSURL(), e.passwordLine, other.CACert)
 		c.srv = srv
 		return c
 	}},
 	{"tls ca not pem", func(t *testing.T, e *badInputEnv) badInputCase {
-		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey Connection Settings.*ca_cert holds no PEM\s+certificate`)
-		c.provider = e.standard("tls {\n    ca_cert = \"-----BEGIN CERTIFICATE-----\\nnot base64\\n-----END CERTIFICATE-----\\n\"\n  }")
+		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey Connection Settings.*tls\.ca_cert.*holds\s+no\s+PEM\s+certificate`)
+		c.provider = e.standard("tls = {\n    ca_cert = \"-----BEGIN CERTIFICATE-----\\nnot base64\\n-----END CERTIFICATE-----\\n\"\n  }")
 		return c
 	}},
 	{"tls cert and key not a pair", func(t *testing.T, e *badInputEnv) badInputCase {
 		pki := valkeytest.NewPKIT(t)
-		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey Connection Settings.*cert and key do not form a key\s+pair`)
-		c.provider = e.standard(fmt.Sprintf("tls {\n    cert_file = %q\n    key = %q\n  }", pki.ClientCertFile, pki.ServerKey))
+		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey Connection Settings.*tls\.cert.*does\s+not\s+form\s+a\s+key\s+pair`)
+		c.provider = e.standard(fmt.Sprintf("tls = {\n    cert_file = %q\n    key = %q\n  }", pki.ClientCertFile, pki.ServerKey))
 		return c
 	}},
 	{"db out of range", func(t *testing.T, e *badInputEnv) badInputCase {
@@ -179,12 +179,12 @@ var badInputs = []struct {
 	}},
 	{"tls ca_cert and ca_cert_file", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Invalid Attribute Combination.*ca_cert_file`)
-		c.provider = e.standard("tls {\n    ca_cert = \"x\"\n    ca_cert_file = \"/x\"\n  }")
+		c.provider = e.standard("tls = {\n    ca_cert = \"x\"\n    ca_cert_file = \"/x\"\n  }")
 		return c
 	}},
 	{"tls key and key_file", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Invalid Attribute Combination.*key_file`)
-		c.provider = e.standard("tls {\n    key = \"x\"\n    key_file = \"/x\"\n  }")
+		c.provider = e.standard("tls = {\n    key = \"x\"\n    key_file = \"/x\"\n  }")
 		return c
 	}},
 	{"import id without slash", func(t *testing.T, e *badInputEnv) badInputCase {

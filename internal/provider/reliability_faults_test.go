@@ -272,7 +272,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	st := valkeytest.StartSentinelT(t, 2)
 	prefix := testKey(t)
 	config := func(n int) string {
-		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
+		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel = {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
 			st.MasterName, st.Addrs()[0], st.Addrs()[1]) + testAccManyGroupsConfig(prefix, n, streams)
 	}
 	r := newCLIRun(t, config(perRound))
@@ -380,7 +380,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	for i, a := range cluster.Addrs() {
 		addrs[i] = strconv.Quote(a)
 	}
-	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  cluster {\n    addresses = [%s]\n  }\n}\n", strings.Join(addrs, ", "))+
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  cluster = {\n    addresses = [%s]\n  }\n}\n", strings.Join(addrs, ", "))+
 		testAccManyGroupsConfig(prefix, groups, streams))
 	ownerAdmin := testAdmin(t, owner)
 

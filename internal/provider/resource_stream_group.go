@@ -2,13 +2,10 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -33,7 +30,7 @@ var (
 func NewStreamGroupResource() resource.Resource { return &streamGroupResource{} }
 
 type streamGroupResource struct {
-	client *valkey.Client
+	data *providerData
 }
 
 type streamGroupModel struct {
@@ -100,7 +97,7 @@ func requiresReplaceUnlessImported(_ context.Context, req planmodifier.StringReq
 }
 
 func (r *streamGroupResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	r.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -110,13 +107,13 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
-	if !requireClient(r.client, &resp.Diagnostics) {
+	if !requireClient(r.data, &resp.Diagnostics) {
 		return
 	}
 
-	outcome, group, err := r.client.EnsureGroup(ctx, stream, name, valkey.Start(start))
+	outcome, group, err := r.data.client.EnsureGroup(ctx, stream, name, valkey.Start(start))
 	if err != nil {
-		addValkeyError(&resp.Diagnostics, "Consumer Group Not Created", err, stream, name)
+		resp.Diagnostics.AddError("Consumer Group Not Created", errorDetail(err, groupSubject(stream, name)))
 		return
 	}
 	tflog.Debug(ctx, "group door", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
@@ -137,13 +134,13 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 	var stream, name types.String
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("stream"), &stream)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
-	if resp.Diagnostics.HasError() || !requireClient(r.client, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() || !requireClient(r.data, &resp.Diagnostics) {
 		return
 	}
-	_, found, err := r.client.Group(ctx, stream.ValueString(), name.ValueString())
+	_, found, err := r.data.client.Group(ctx, stream.ValueString(), name.ValueString())
 	if err != nil {
 		// Never drop state because the server could not answer: only "gone" removes it.
-		addValkeyError(&resp.Diagnostics, "Consumer Group Not Read", err, stream.ValueString(), name.ValueString())
+		resp.Diagnostics.AddError("Consumer Group Not Read", errorDetail(err, groupSubject(stream.ValueString(), name.ValueString())))
 		return
 	}
 	if !found {
@@ -171,89 +168,6 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 		return
 	}
 	resp.Diagnostics.AddWarning("Consumer Group Left On Server", leftOnServer(state))
-}
-
-func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() { // destroy
-		var state streamGroupModel
-		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if !resp.Diagnostics.HasError() {
-			resp.Diagnostics.AddWarning("Consumer Group Will Stay On Server", leftOnServer(state))
-		}
-		return
-	}
-	if req.Plan.Raw.Equal(req.State.Raw) {
-		return // nothing changes: nothing to say
-	}
-	var plan streamGroupModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if req.State.Raw.IsNull() {
-		r.checkDoor(ctx, plan, &resp.Diagnostics)
-		return
-	}
-	var state streamGroupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	switch {
-	case !plan.Stream.Equal(state.Stream) || !plan.Name.Equal(state.Name):
-		resp.Diagnostics.AddWarning("Replaced Consumer Group Will Stay On Server", leftOnServer(state)+
-			" The replacement ensures the newly declared group; the old one is not removed.")
-		r.checkDoor(ctx, plan, &resp.Diagnostics)
-	case !state.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
-		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move The Group",
-			fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
-				"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
-				"to move it, or choose a new group name to start a group at the new position.",
-				state.GroupStart, plan.GroupStart, state.Name.ValueString(), state.Stream.ValueString()))
-	}
-}
-
-// checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read
-// commands only (XINFO GROUPS, and TYPE for a collision), shared per stream. It promises
-// nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
-func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
-	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.client == nil {
-		return
-	}
-	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
-	groups, exists, first, err := r.client.PlanGroups(ctx, stream)
-	var wrongType *valkey.WrongTypeError
-	switch {
-	case errors.As(err, &wrongType):
-		diags.AddAttributeError(path.Root("stream"), "Consumer Group Cannot Be Created", valkeyErrorDetail(err, stream, name))
-	case err != nil:
-		if first {
-			diags.AddWarning("Plan-Time Group Check Skipped",
-				fmt.Sprintf("The provider could not ask the server whether the planned groups already exist (first tried: "+
-					"group %q of stream %q), so this plan cannot say which will be adopted or whether a key holds another type. "+
-					"Apply still runs the door and fails loudly on any refusal.\n\n%s",
-					name, stream, valkeyErrorDetail(err, stream, name)))
-		}
-	case !exists:
-		if r.client.FirstPlanNote(stream) { // once per stream, not once per group on it
-			diags.AddWarning("Stream Will Be Created",
-				fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
-		}
-	default:
-		if g, found := valkey.FindGroup(groups, name); found {
-			diags.AddWarning("Consumer Group Will Be Adopted",
-				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared group_start %q "+
-					"will not move its read position. It is at last-delivered-id %s with lag %s.",
-					name, stream, start, g.LastDeliveredID, formatOptional(g.Lag)))
-		}
-	}
-}
-
-func formatOptional(n *int64) string {
-	if n == nil {
-		return "unknown (the server cannot compute it)"
-	}
-	return strconv.FormatInt(*n, 10)
 }
 
 func leftOnServer(state streamGroupModel) string {

@@ -172,14 +172,11 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 				break
 			}
 		}
-		fresh := newClient(t, valkey.Options{ClusterAddrs: []string{alive.Addr()}, MaxRetries: -1})
+		fresh := newClient(t, valkey.Options{ClusterAddrs: []string{alive.Addr()}, MaxRetries: new(0)})
 		_, _, err := fresh.EnsureGroup(ctx, stream, "g", valkey.StartNew)
 		var refused *valkey.RefusedError
 		if !errors.As(err, &refused) || refused.Code() != "CLUSTERDOWN" {
 			t.Fatalf("err = %T %v, want a CLUSTERDOWN refusal", err, err)
-		}
-		if !strings.Contains(refused.Hint(), "CLUSTER INFO") {
-			t.Errorf("hint = %q", refused.Hint())
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +20,8 @@ import (
 // MinimalACL is the permission set the provider documents for standalone servers.
 const MinimalACL = "+xgroup|create +xinfo|groups +type"
 
-// unreachable asserts err is an UnreachableError whose hint contains hint and whose text
-// names addr.
-func unreachable(t *testing.T, err error, addr, hint string) *valkey.UnreachableError {
+// unreachable asserts err is an UnreachableError of one of the given causes whose text names addr.
+func unreachable(t *testing.T, err error, addr string, causes ...valkey.Cause) *valkey.UnreachableError {
 	t.Helper()
 	var u *valkey.UnreachableError
 	if !errors.As(err, &u) {
@@ -29,8 +30,8 @@ func unreachable(t *testing.T, err error, addr, hint string) *valkey.Unreachable
 	if !strings.Contains(u.Error(), addr) {
 		t.Errorf("error %q does not name address %s", u.Error(), addr)
 	}
-	if !strings.Contains(u.Hint(), hint) {
-		t.Errorf("hint = %q, want it to contain %q (err: %v)", u.Hint(), hint, u.Err)
+	if got := u.Cause(); !slices.Contains(causes, got) {
+		t.Errorf("cause = %v, want one of %v (err: %v)", got, causes, u.Err)
 	}
 	return u
 }
@@ -65,13 +66,13 @@ func TestClient_TLSWrongCAIsRejectedClearly(t *testing.T) {
 	t.Parallel()
 	s, _ := valkeytest.StartTLST(t, false)
 	other := valkeytest.NewPKIT(t)
-	c := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(other.CACert)}, MaxRetries: -1})
+	c := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(other.CACert)}, MaxRetries: new(0)})
 	_, _, err := c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
-	unreachable(t, err, s.TLSAddr(), "TLS verification of the server's certificate failed")
+	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
 	// And with the system roots only (valkeys:// without a tls block) it fails the same way.
-	c = newClient(t, valkey.Options{URL: s.TLSURL(), MaxRetries: -1})
+	c = newClient(t, valkey.Options{URL: s.TLSURL(), MaxRetries: new(0)})
 	_, _, err = c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
-	unreachable(t, err, s.TLSAddr(), "TLS verification")
+	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
 }
 
 func TestClient_MutualTLS(t *testing.T) {
@@ -79,9 +80,10 @@ func TestClient_MutualTLS(t *testing.T) {
 	s, pki := valkeytest.StartTLST(t, true)
 	stream := key(t, "stream")
 
-	noCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(pki.CACert)}, MaxRetries: -1})
+	noCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(pki.CACert)}, MaxRetries: new(0)})
 	_, _, err := noCert.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
-	unreachable(t, err, s.TLSAddr(), "tls.cert and tls.key")
+	// The alert arrives during the handshake, or (TLS 1.3) as a reset on the first command.
+	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSRejected, valkey.CauseClosedTLS)
 
 	withCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{
 		CACertFile: pki.CACertFile, CertFile: pki.ClientCertFile, KeyFile: pki.ClientKeyFile,
@@ -106,19 +108,20 @@ func TestNewClient_TLSConfigErrors(t *testing.T) {
 	t.Parallel()
 	pki := valkeytest.NewPKIT(t)
 	for name, tc := range map[string]struct {
-		tls  valkey.TLSOptions
-		want string
+		tls         valkey.TLSOptions
+		field, want string
 	}{
-		"cert without key": {valkey.TLSOptions{Cert: string(pki.ClientCert)}, "key is not"},
-		"key without cert": {valkey.TLSOptions{KeyFile: pki.ClientKeyFile}, "cert is not"},
-		"missing file":     {valkey.TLSOptions{CACertFile: pki.Dir + "/nope.crt"}, "ca_cert_file cannot be read"},
-		"not PEM":          {valkey.TLSOptions{CACert: "hello"}, "no PEM certificate"},
-		"string and file":  {valkey.TLSOptions{CACert: string(pki.CACert), CACertFile: pki.CACertFile}, "both set"},
-		"mismatched pair":  {valkey.TLSOptions{Cert: string(pki.ServerCert), Key: string(pki.ClientKey)}, "do not form a key pair"},
+		"cert without key": {valkey.TLSOptions{Cert: string(pki.ClientCert)}, "TLS.Key", "is not set"},
+		"key without cert": {valkey.TLSOptions{KeyFile: pki.ClientKeyFile}, "TLS.Cert", "is not set"},
+		"missing file":     {valkey.TLSOptions{CACertFile: pki.Dir + "/nope.crt"}, "TLS.CACertFile", "cannot be read"},
+		"not PEM":          {valkey.TLSOptions{CACert: "hello"}, "TLS.CACert", "no PEM certificate"},
+		"string and file":  {valkey.TLSOptions{CACert: string(pki.CACert), CACertFile: pki.CACertFile}, "TLS.CACert", "use one"},
+		"mismatched pair":  {valkey.TLSOptions{Cert: string(pki.ServerCert), Key: string(pki.ClientKey)}, "TLS.Cert", "does not form a key pair"},
 	} {
 		_, err := valkey.NewClient(valkey.Options{URL: "valkey://127.0.0.1:1", TLS: &tc.tls})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: err = %v, want it to contain %q", name, err, tc.want)
+		var oe *valkey.OptionError
+		if !errors.As(err, &oe) || oe.Field != tc.field || !strings.Contains(oe.Reason, tc.want) {
+			t.Errorf("%s: err = %v, want an OptionError on %s saying %q", name, err, tc.field, tc.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "PRIVATE KEY") {
 			t.Errorf("%s: error repeats key material: %v", name, err)
@@ -179,9 +182,6 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 	if refused.Code() != "NOPERM" || !strings.Contains(refused.Reply, "xgroup|create") {
 		t.Errorf("reply = %q, want NOPERM naming xgroup|create", refused.Reply)
 	}
-	if !strings.Contains(refused.Hint(), "minimal ACL") {
-		t.Errorf("hint = %q, want a pointer to the minimal ACL", refused.Hint())
-	}
 	if n := adminClient(t).Exists(context.Background(), stream).Val(); n != 0 {
 		t.Errorf("stream exists after a refused XGROUP CREATE")
 	}
@@ -198,7 +198,7 @@ func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	} {
 		c := newClient(t, opts)
 		_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
-		u := unreachable(t, err, server(t).Addr(), "Authentication failed")
+		u := unreachable(t, err, server(t).Addr(), valkey.CauseAuth)
 		if strings.Contains(u.Error(), secret) || strings.Contains(c.Addr(), secret) {
 			t.Errorf("password leaked: %q / %q", u.Error(), c.Addr())
 		}
@@ -224,21 +224,21 @@ func TestClient_ConnectionErrorsHaveHints(t *testing.T) {
 	}()
 	closed, _ := valkeytest.FreePort()
 	for name, tc := range map[string]struct {
-		opts valkey.Options
-		addr string
-		hint string
+		opts  valkey.Options
+		addr  string
+		cause valkey.Cause
 	}{
-		"refused":      {valkey.Options{URL: fmt.Sprintf("valkey://127.0.0.1:%d", closed)}, fmt.Sprintf("127.0.0.1:%d", closed), "Nothing is listening"},
-		"timeout":      {valkey.Options{URL: "valkey://" + silent.Addr().String(), CommandTimeout: 200 * time.Millisecond}, silent.Addr().String(), "did not answer in time"},
-		"dns":          {valkey.Options{URL: "valkey://no-such-host.invalid:6379", DialTimeout: time.Second}, "no-such-host.invalid:6379", "does not resolve"},
-		"tls to plain": {valkey.Options{URL: "valkeys://" + server(t).Addr(), TLS: &valkey.TLSOptions{InsecureSkipVerify: true}, DialTimeout: 300 * time.Millisecond}, server(t).Addr(), "a TLS client on a plain port"},
+		"refused":      {valkey.Options{URL: fmt.Sprintf("valkey://127.0.0.1:%d", closed)}, fmt.Sprintf("127.0.0.1:%d", closed), valkey.CauseRefused},
+		"timeout":      {valkey.Options{URL: "valkey://" + silent.Addr().String(), CommandTimeout: 200 * time.Millisecond}, silent.Addr().String(), valkey.CauseTimeout},
+		"dns":          {valkey.Options{URL: "valkey://no-such-host.invalid:6379", DialTimeout: time.Second}, "no-such-host.invalid:6379", valkey.CauseDNS},
+		"tls to plain": {valkey.Options{URL: "valkeys://" + server(t).Addr(), TLS: &valkey.TLSOptions{InsecureSkipVerify: true}, DialTimeout: 300 * time.Millisecond}, server(t).Addr(), valkey.CauseTimeout},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			tc.opts.MaxRetries = -1
+			tc.opts.MaxRetries = new(0)
 			start := time.Now()
 			_, _, err := newClient(t, tc.opts).EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
-			unreachable(t, err, tc.addr, tc.hint)
+			unreachable(t, err, tc.addr, tc.cause)
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("took %v; the timeouts were not applied", d)
 			}
@@ -250,9 +250,9 @@ func TestClient_UnknownConfigurationNeverDials(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, valkey.Options{Unknown: []string{"url"}})
 	_, _, err := c.EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
-	u := unreachable(t, err, "not known until apply", "known only after apply")
+	u := unreachable(t, err, "not known yet", valkey.CauseConfigUnknown)
 	var unknown *valkey.ConfigUnknownError
-	if !errors.As(u, &unknown) || !strings.Contains(u.Error(), "provider configuration was unknown") {
+	if !errors.As(u, &unknown) || !reflect.DeepEqual(unknown.Settings, []string{"url"}) {
 		t.Fatalf("err = %v, want ConfigUnknownError", err)
 	}
 	if _, _, err := c.Group(context.Background(), "k", "g"); !errors.As(err, &unknown) {
@@ -298,8 +298,8 @@ func TestClient_DefaultsAndOverrides(t *testing.T) {
 	if def.Protocol != 2 || !def.DisableIdentity {
 		t.Errorf("protocol %d identity-disabled %v, want RESP2 without CLIENT SETINFO", def.Protocol, def.DisableIdentity)
 	}
-	// MaxRetries -1 means none; go-redis stores that as 0.
-	set := standaloneOptions(t, valkey.Options{DialTimeout: time.Second, CommandTimeout: 2 * time.Second, MaxRetries: -1})
+	// MaxRetries 0 means none; go-redis stores that as 0 too (it reads the -1 it is given as none).
+	set := standaloneOptions(t, valkey.Options{DialTimeout: time.Second, CommandTimeout: 2 * time.Second, MaxRetries: new(0)})
 	if set.DialTimeout != time.Second || set.ReadTimeout != 2*time.Second || set.WriteTimeout != 2*time.Second || set.MaxRetries != 0 {
 		t.Errorf("overrides: dial %v read %v write %v retries %d", set.DialTimeout, set.ReadTimeout, set.WriteTimeout, set.MaxRetries)
 	}
@@ -324,8 +324,52 @@ func TestNewClient_AddrNeverHasPassword(t *testing.T) {
 	if _, err := valkey.NewClient(valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, DB: &zero}); err != nil {
 		t.Errorf("db 0 with a cluster: %v", err)
 	}
-	two := 2
-	if _, err := valkey.NewClient(valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, DB: &two}); err == nil {
-		t.Error("db 2 with a cluster was accepted")
+}
+
+// TestNewClient_RefusesOptionsItCannotHonour: each refusal names the Options field at fault,
+// so that no setting is silently dropped.
+func TestNewClient_RefusesOptionsItCannotHonour(t *testing.T) {
+	t.Parallel()
+	cluster := []string{"127.0.0.1:7000"}
+	sentinel := &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}}
+	for field, opts := range map[string]valkey.Options{
+		"DB":                  {ClusterAddrs: cluster, DB: new(2)},
+		"MinReplicaAcks":      {ClusterAddrs: cluster, MinReplicaAcks: new(1)},
+		"Sentinel":            {ClusterAddrs: cluster, Sentinel: sentinel},
+		"ClusterAddrs":        {ClusterAddrs: []string{"no-port"}},
+		"Sentinel.MasterName": {Sentinel: &valkey.SentinelOptions{Addrs: sentinel.Addrs}},
+		"Sentinel.Addrs":      {Sentinel: &valkey.SentinelOptions{MasterName: "m"}},
+	} {
+		_, err := valkey.NewClient(opts)
+		var oe *valkey.OptionError
+		if !errors.As(err, &oe) || oe.Field != field {
+			t.Errorf("%s: err = %v, want an OptionError on %s", field, err, field)
+		}
+	}
+}
+
+// TestNewClient_ReplicaAckDefaults: the door waits for one replica with Sentinel unless told
+// otherwise, and for none elsewhere.
+func TestNewClient_ReplicaAckDefaults(t *testing.T) {
+	t.Parallel()
+	sentinel := &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}}
+	for name, tc := range map[string]struct {
+		opts valkey.Options
+		acks int
+		wait time.Duration
+	}{
+		"standalone":                    {valkey.Options{}, 0, valkey.DefaultReplicaAckTimeout},
+		"sentinel":                      {valkey.Options{Sentinel: sentinel}, valkey.DefaultSentinelReplicaAcks, valkey.DefaultReplicaAckTimeout},
+		"sentinel, explicitly none":     {valkey.Options{Sentinel: sentinel, MinReplicaAcks: new(0)}, 0, valkey.DefaultReplicaAckTimeout},
+		"standalone, two, with timeout": {valkey.Options{MinReplicaAcks: new(2), ReplicaAckTimeout: time.Minute}, 2, time.Minute},
+		"cluster":                       {valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}}, 0, valkey.DefaultReplicaAckTimeout},
+	} {
+		c, err := valkey.NewClient(tc.opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if acks, wait := valkey.ReplicaAcks(c); acks != tc.acks || wait != tc.wait {
+			t.Errorf("%s: waits for %d replicas for %v, want %d for %v", name, acks, wait, tc.acks, tc.wait)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -59,7 +58,7 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	var create *redis.StatusCmd
 	var info *redis.Cmd
 	var wait *redis.IntCmd
-	acks, ackTimeout := c.replicaAcks()
+	acks, ackTimeout := c.acks, c.ackTimeout
 	gen := c.groups.generation(stream)
 	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		create = p.XGroupCreateMkStream(ctx, stream, group, id)
@@ -102,17 +101,6 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		return outcome, g, nil
 	}
 	return outcome, Group{Name: group}, nil
-}
-
-// replicaAcks is how many replica acknowledgements the door waits for, and for how long.
-func (c *Client) replicaAcks() (int, time.Duration) {
-	if c.opts.MinReplicaAcks <= 0 || len(c.opts.ClusterAddrs) > 0 {
-		return 0, 0
-	}
-	if c.opts.ReplicaAckTimeout > 0 {
-		return c.opts.MinReplicaAcks, c.opts.ReplicaAckTimeout
-	}
-	return c.opts.MinReplicaAcks, DefaultReplicaAckTimeout
 }
 
 // doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group

@@ -16,6 +16,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// The errors below are everything this package reports. Each carries what a caller needs to
+// explain it (the key, the address, the server's words, a cause); wording advice for people
+// is the caller's job.
+
 // WrongTypeError reports a key that holds something other than a stream.
 type WrongTypeError struct {
 	Key  string
@@ -45,21 +49,33 @@ func (e *RefusedError) Code() string {
 	return code
 }
 
-// Hint says what to check for the reply's code, as a sentence.
-func (e *RefusedError) Hint() string {
-	switch e.Code() {
-	case "NOPERM":
-		return "The ACL user lacks the permission named in the reply: grant it (see the provider's minimal ACL) or use another user."
-	case "READONLY":
-		return "The address points at a replica; point the provider at the primary (or use the sentinel block)."
-	case "LOADING":
-		return "The server is still loading its dataset; retry when it has finished."
-	case "CLUSTERDOWN":
-		return "The cluster cannot serve this key's slot: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
-	case "MOVED", "ASK", "CROSSSLOT":
-		return "The server is part of a cluster; configure the provider's cluster block instead of a single url."
+// NotFoundError reports a stream, or a group on it, that the server does not hold. Group is
+// empty when the stream itself is missing.
+type NotFoundError struct {
+	Stream string
+	Group  string
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Group == "" {
+		return fmt.Sprintf("stream %q does not exist", e.Stream)
 	}
-	return "Check the server's reply above and the server's configuration."
+	return fmt.Sprintf("group %q does not exist on stream %q", e.Group, e.Stream)
+}
+
+// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for: the
+// group is on the primary, but a failover now could lose it, so the door does not count it.
+type UnconfirmedError struct {
+	Addr    string
+	Key     string
+	Acked   int64
+	Wanted  int
+	Timeout time.Duration
+}
+
+func (e *UnconfirmedError) Error() string {
+	return fmt.Sprintf("the group on key %q was written at %s but %d of %d replicas acknowledged it within %s",
+		e.Key, e.Addr, e.Acked, e.Wanted, e.Timeout)
 }
 
 // UnreachableError is a failure to talk to the server at all: refused connection, DNS,
@@ -77,8 +93,28 @@ func (e *UnreachableError) Error() string {
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// Hint says what to check, as a sentence, for the kind of failure.
-func (e *UnreachableError) Hint() string {
+// Cause is why a server could not be reached, as far as the client can tell.
+type Cause int
+
+const (
+	CauseOther         Cause = iota
+	CauseConfigUnknown       // the options were not known yet: nothing was dialled
+	CauseAuth                // WRONGPASS or NOAUTH: wrong user or password, or a disabled user
+	CauseNoPerm              // a command the connection needs is not allowed to the user
+	CauseClusterDown         // CLUSTERDOWN while connecting
+	CauseDNS                 // the host name does not resolve
+	CauseRefused             // nothing listens at the address
+	CauseTLSVerify           // the server's certificate is not trusted or does not name the host
+	CauseTLSRejected         // the server sent a TLS alert during the handshake
+	CauseNotTLS              // TLS was spoken to a server that answered in plain text
+	CauseClosed              // a plain connection was closed by the server
+	CauseClosedTLS           // a TLS connection was closed, and no client certificate was offered
+	CauseClosedTLSCert       // a TLS connection was closed although a client certificate was offered
+	CauseTimeout             // no answer in time
+)
+
+// Cause tells what kind of failure e is.
+func (e *UnreachableError) Cause() Cause {
 	var (
 		rerr    redis.Error
 		unknown *ConfigUnknownError
@@ -91,39 +127,68 @@ func (e *UnreachableError) Hint() string {
 		opErr   *net.OpError
 		netErr  net.Error
 	)
+	closed := errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)
 	switch {
 	case errors.As(e.Err, &unknown):
-		return "The provider's configuration depends on values known only after apply (for example a url taken from a resource not created yet). " +
-			"Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
-	case errors.As(e.Err, &rerr) && (strings.HasPrefix(rerr.Error(), "WRONGPASS") || strings.HasPrefix(rerr.Error(), "NOAUTH")):
-		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url) and that the ACL user is enabled."
+		return CauseConfigUnknown
+	case errors.As(e.Err, &rerr) && isAuthReply(rerr.Error()):
+		return CauseAuth
 	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM"):
-		return "The ACL user may not run a command the connection needs: grant it (see the provider's minimal ACL) or use another user."
+		return CauseNoPerm
 	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "CLUSTERDOWN"):
-		return "The cluster cannot serve requests: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
+		return CauseClusterDown
 	case errors.As(e.Err, &dnsErr):
-		return "The host name does not resolve: check the host in the url (or the cluster or sentinel addresses) and DNS."
+		return CauseDNS
 	case errors.Is(e.Err, syscall.ECONNREFUSED):
-		return "Nothing is listening there: check that valkey-server is running and that the host and port are right."
+		return CauseRefused
 	case errors.As(e.Err, &verify), errors.As(e.Err, &uaErr), errors.As(e.Err, &hnErr), errors.As(e.Err, &ciErr):
-		return "TLS verification of the server's certificate failed: check tls.ca_cert (or ca_cert_file) and that tls.server_name matches a name in the certificate."
+		return CauseTLSVerify
 	case errors.As(e.Err, &opErr) && opErr.Op == "remote error": // crypto/tls's way of reporting the peer's TLS alert
-		return "The server rejected the TLS handshake: if it requires client certificates (tls-auth-clients), set tls.cert and tls.key to a pair its CA trusts."
+		return CauseTLSRejected
 	case errors.As(e.Err, &recErr):
-		return "The server did not speak TLS: use valkey:// without a tls block, or check the port."
-	case (errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)) && !e.TLS:
-		return "The server closed the connection: if it expects TLS, use valkeys:// or a tls block; otherwise check its logs and maxclients."
-	case (errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)) && !e.ClientCert:
+		return CauseNotTLS
+	case closed && !e.TLS:
+		return CauseClosed
+	case closed && !e.ClientCert:
 		// With TLS 1.3 the server checks the client certificate after the client's handshake
 		// ends, so a missing certificate often shows up as a reset on the first command.
-		return "The server closed the TLS connection: if it requires client certificates (tls-auth-clients), set tls.cert and tls.key to a pair its CA trusts."
-	case errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET):
-		return "The server closed the TLS connection: check that its tls-ca-cert-file trusts the client certificate in tls.cert, and the server's logs."
+		return CauseClosedTLS
+	case closed:
+		return CauseClosedTLSCert
 	case errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, os.ErrDeadlineExceeded) || (errors.As(e.Err, &netErr) && netErr.Timeout()):
-		return "The server did not answer in time: check the address and port (a TLS client on a plain port waits like this), " +
-			"firewalls, the server's load, and dial_timeout/command_timeout."
+		return CauseTimeout
 	}
-	return "Check the address, the network path to the server, and the server's logs."
+	return CauseOther
+}
+
+// ConfigUnknownError is what every command returns when the client's options were not known
+// yet (they depend on values that exist only later), so no server can be contacted.
+type ConfigUnknownError struct {
+	Settings []string // the options that were unknown, in the caller's names
+}
+
+func (e *ConfigUnknownError) Error() string {
+	return fmt.Sprintf("the connection settings were not known yet (%s), so no server can be contacted",
+		strings.Join(e.Settings, ", "))
+}
+
+// OptionError is an Options value the client cannot use. Field is the Options field, such as
+// "DB" or "TLS.CACertFile".
+type OptionError struct {
+	Field  string
+	Reason string
+}
+
+func (e *OptionError) Error() string { return e.Field + ": " + e.Reason }
+
+// URLError is a URL the client cannot use. Its message never repeats a password.
+type URLError struct {
+	URL    string // redacted
+	Reason string
+}
+
+func (e *URLError) Error() string {
+	return fmt.Sprintf("url %q is not valid: %s; accepted forms: %s", e.URL, e.Reason, AcceptedURLForms)
 }
 
 // reply returns the server's error reply and true when err is one.
@@ -153,11 +218,6 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}
-	return c.unreachable(err)
-}
-
-// unreachable wraps a transport error with what the hint needs to know about the connection.
-func (c *Client) unreachable(err error) *UnreachableError {
 	tlsOn, clientCert := c.tlsState()
 	return &UnreachableError{Addr: c.Addr(), Err: err, TLS: tlsOn, ClientCert: clientCert}
 }
@@ -169,19 +229,4 @@ func (c *Client) keyType(ctx context.Context, key string) string {
 		return "non-stream value"
 	}
 	return t
-}
-
-// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for: the
-// group is on the primary, but a failover now could lose it, so the door does not count it.
-type UnconfirmedError struct {
-	Addr    string
-	Key     string
-	Acked   int64
-	Wanted  int
-	Timeout time.Duration
-}
-
-func (e *UnconfirmedError) Error() string {
-	return fmt.Sprintf("the group on key %q was written at %s but %d of %d replicas acknowledged it within %s",
-		e.Key, e.Addr, e.Acked, e.Wanted, e.Timeout)
 }

@@ -2,7 +2,6 @@ package valkey
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -82,46 +81,6 @@ func (c *Client) fetchGroups(ctx context.Context, stream string) (streamGroups, 
 	return streamGroups{exists: true, groups: groups}, nil
 }
 
-// PlanGroups answers like Groups for checks made while planning. Once the server has failed
-// to answer (unreachable, or a configuration not known yet), it returns that first error
-// again without asking: a plan of a thousand groups waits for the network once. first is
-// true for the one call that got the error first, so the caller can say it once.
-func (c *Client) PlanGroups(ctx context.Context, stream string) (groups []Group, exists bool, first bool, err error) {
-	c.groups.mu.Lock()
-	failed := c.groups.planErr
-	c.groups.mu.Unlock()
-	if failed != nil {
-		return nil, false, false, failed
-	}
-	groups, exists, err = c.Groups(ctx, stream)
-	var wrongType *WrongTypeError
-	if err == nil || errors.As(err, &wrongType) {
-		return groups, exists, false, err
-	}
-	c.groups.mu.Lock()
-	defer c.groups.mu.Unlock()
-	if c.groups.planErr != nil {
-		return nil, false, false, c.groups.planErr
-	}
-	c.groups.planErr = err
-	return nil, false, true, err
-}
-
-// FirstPlanNote reports whether this is the first call for stream in this client's life, so
-// that a note about a stream is given once per plan, not once per group on it.
-func (c *Client) FirstPlanNote(stream string) bool {
-	c.groups.mu.Lock()
-	defer c.groups.mu.Unlock()
-	if c.groups.noted == nil {
-		c.groups.noted = map[string]bool{}
-	}
-	if c.groups.noted[stream] {
-		return false
-	}
-	c.groups.noted[stream] = true
-	return true
-}
-
 func findGroup(groups []Group, name string) (Group, bool) {
 	for _, g := range groups {
 		if g.Name == name {
@@ -131,13 +90,23 @@ func findGroup(groups []Group, name string) (Group, bool) {
 	return Group{}, false
 }
 
-// parseGroups reads a RESP2 XINFO GROUPS reply: an array of flat field/value arrays.
+// parseGroups reads a RESP2 XINFO GROUPS reply: an array of flat field/value arrays. It is
+// parsed here, not by go-redis's XInfoGroups, because that reads a nil entries-read as 0.
 func parseGroups(reply any) ([]Group, error) {
-	var groups []Group
-	err := eachRow("XINFO GROUPS", reply, func(row any) error {
+	rows, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("XINFO GROUPS: unexpected reply %T", reply)
+	}
+	groups := make([]Group, 0, len(rows))
+	for _, row := range rows {
+		fields, ok := row.([]any)
+		if !ok || len(fields)%2 != 0 {
+			return nil, fmt.Errorf("XINFO GROUPS: unexpected field list %T", row)
+		}
 		var g Group
-		err := eachField("XINFO GROUPS", row, func(name string, value any) {
-			switch name {
+		for i := 0; i < len(fields); i += 2 {
+			name, _ := fields[i].(string)
+			switch value := fields[i+1]; name {
 			case "name":
 				g.Name, _ = value.(string)
 			case "consumers":
@@ -151,38 +120,10 @@ func parseGroups(reply any) ([]Group, error) {
 			case "lag":
 				g.Lag = optionalInt(value)
 			}
-		})
-		groups = append(groups, g)
-		return err
-	})
-	return groups, err
-}
-
-// eachRow calls fn for every element of a RESP2 array reply.
-func eachRow(what string, reply any, fn func(row any) error) error {
-	rows, ok := reply.([]any)
-	if !ok {
-		return fmt.Errorf("%s: unexpected reply %T", what, reply)
-	}
-	for _, row := range rows {
-		if err := fn(row); err != nil {
-			return err
 		}
+		groups = append(groups, g)
 	}
-	return nil
-}
-
-// eachField calls fn for every field name and value of a RESP2 flat field/value array.
-func eachField(what string, reply any, fn func(name string, value any)) error {
-	fields, ok := reply.([]any)
-	if !ok || len(fields)%2 != 0 {
-		return fmt.Errorf("%s: unexpected field list %T", what, reply)
-	}
-	for i := 0; i < len(fields); i += 2 {
-		name, _ := fields[i].(string)
-		fn(name, fields[i+1])
-	}
-	return nil
+	return groups, nil
 }
 
 func optionalInt(v any) *int64 {
@@ -205,8 +146,6 @@ type groupCache struct {
 	streams map[string]streamGroups
 	gens    map[string]uint64
 	flight  singleflight.Group
-	planErr error           // the first failure PlanGroups met
-	noted   map[string]bool // streams FirstPlanNote has answered for
 }
 
 func (gc *groupCache) load(stream string) (streamGroups, bool) {

@@ -2,7 +2,6 @@ package valkey_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -98,40 +97,6 @@ func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
 	}
 	if _, found, err := c.Group(ctx, stream, "b"); err != nil || !found {
 		t.Fatalf("after the door created b: found=%v err=%v; a cached answer from before the door was used", found, err)
-	}
-}
-
-func TestPlanGroups_RemembersFirstFailureOnly(t *testing.T) {
-	t.Parallel()
-	ctx, rdb := context.Background(), adminClient(t)
-	// A key of another type is an answer, not a failure: it is never remembered.
-	c := newClient(t, valkey.Options{})
-	k := key(t, "string")
-	rdb.Set(ctx, k, "x", 0)
-	for range 2 {
-		var wt *valkey.WrongTypeError
-		if _, _, first, err := c.PlanGroups(ctx, k); !errors.As(err, &wt) || first {
-			t.Fatalf("err=%v first=%v, want WrongTypeError every time and never first", err, first)
-		}
-	}
-	if _, exists, _, err := c.PlanGroups(ctx, key(t, "fresh")); err != nil || exists {
-		t.Fatalf("fresh stream: exists=%v err=%v", exists, err)
-	}
-
-	down := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1", MaxRetries: -1})
-	firsts := 0
-	for i := range 5 {
-		_, _, first, err := down.PlanGroups(ctx, "s"+strconv.Itoa(i))
-		var unreachable *valkey.UnreachableError
-		if !errors.As(err, &unreachable) {
-			t.Fatalf("call %d: err = %v, want UnreachableError", i, err)
-		}
-		if first {
-			firsts++
-		}
-	}
-	if firsts != 1 {
-		t.Errorf("%d calls reported first, want exactly 1 (one warning per plan)", firsts)
 	}
 }
 

@@ -16,7 +16,7 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	ctx := context.Background()
 
 	// No replica: the group is written, but the door does not count an unconfirmed write.
-	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: 1, ReplicaAckTimeout: 200 * time.Millisecond})
+	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: new(1), ReplicaAckTimeout: 200 * time.Millisecond})
 	_, _, err := lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
 	var unconfirmed *valkey.UnconfirmedError
 	if !errors.As(err, &unconfirmed) || unconfirmed.Acked != 0 || unconfirmed.Wanted != 1 || unconfirmed.Key != "orders" {
@@ -27,7 +27,7 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	defer func() { _ = rrdb.Close() }()
 
 	// With a replica: created and adopted, each confirmed, and the group is on the replica.
-	c := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: 1})
+	c := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: new(1)})
 	if outcome, _, err := c.EnsureGroup(ctx, "payments", "billing", valkey.StartNew); err != nil || outcome != valkey.Created {
 		t.Fatalf("create: %v %v", outcome, err)
 	}

@@ -18,7 +18,9 @@ func TestClient_SentinelFollowsFailover(t *testing.T) {
 	st := valkeytest.StartSentinelT(t, 2)
 	ctx := context.Background()
 	stream := key(t, "stream")
-	opts := valkey.Options{Sentinel: &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}}
+	// No replica acknowledgements: right after the failover the new primary has no replica yet,
+	// and this test is about following the primary (TestEnsureGroup_MinReplicaAcks is about WAIT).
+	opts := valkey.Options{Sentinel: &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}, MinReplicaAcks: new(0)}
 	c := newClient(t, opts)
 	if !strings.Contains(c.Addr(), st.MasterName) || !strings.Contains(c.Addr(), st.Sentinels[0].Addr()) {
 		t.Errorf("Addr() = %q, want the master name and the sentinels", c.Addr())

@@ -167,7 +167,7 @@ func TestReads_WrongTypeNamesTheType(t *testing.T) {
 
 func TestReads_UnreachableIsNeverNotFound(t *testing.T) {
 	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: -1})
+	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: new(0)})
 	for name, read := range reads {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,9 +1,11 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -58,45 +60,23 @@ func groupInfoAttributes() map[string]schema.Attribute {
 	}
 }
 
-// clientFrom is the provider's client for a resource's or data source's Configure. Nil provider data (before
-// the provider is configured) yields nil quietly.
-func clientFrom(providerData any, diags *diag.Diagnostics) *valkey.Client {
-	if providerData == nil {
-		return nil
-	}
-	client, ok := providerData.(*valkey.Client)
-	if !ok {
-		diags.AddError("Unexpected Provider Data",
-			fmt.Sprintf("Expected *valkey.Client, got %T. This is a bug in the provider; please report it.", providerData))
-	}
-	return client
+// dataSourceBase gives every data source the provider's data through Configure.
+type dataSourceBase struct {
+	data *providerData
 }
 
-// requireClient reports a missing client (the provider was never configured) as an error
-// instead of a crash.
-func requireClient(client *valkey.Client, diags *diag.Diagnostics) bool {
-	if client == nil {
-		diags.AddError("Provider Not Configured",
-			"The valkey provider has no connection settings for this operation. This is a bug in the provider or in "+
-				"the test harness running it; please report it with the configuration used.")
-		return false
-	}
-	return true
+func (d *dataSourceBase) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = dataFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// addReadError appends a data source's failed read of stream (and group, when not empty).
-// A missing stream or group gets its own summary and says what to check; a key of another type
-// names that type; everything else reads as the resource's errors do.
+// addReadError appends a data source's failed read of stream (and group, when not empty). A
+// missing stream or group gets its own summary and says what to check; everything else is
+// explained by errorDetail.
 func addReadError(diags *diag.Diagnostics, err error, addr, stream, group string) {
-	var (
-		notFound    *valkey.NotFoundError
-		wrongType   *valkey.WrongTypeError
-		refused     *valkey.RefusedError
-		unreachable *valkey.UnreachableError
-	)
-	thing := "Stream"
+	var notFound *valkey.NotFoundError
+	thing, subject := "Stream", streamSubject(stream)
 	if group != "" {
-		thing = "Consumer Group"
+		thing, subject = "Consumer Group", groupSubject(stream, group)
 	}
 	switch {
 	case errors.As(err, &notFound) && notFound.Group != "":
@@ -111,18 +91,7 @@ func addReadError(diags *diag.Diagnostics, err error, addr, stream, group string
 		}
 		diags.AddError(thing+" Not Found", detail+" Check the key's spelling and the database in the provider's url, "+
 			"or create the stream first (a valkey_stream_group resource creates it with its group).")
-	case errors.As(err, &wrongType):
-		diags.AddError(thing+" Not Read", fmt.Sprintf("Key %q holds a %s, not a stream, so it has no stream information "+
-			"or consumer groups to read. Point the data source at a stream key.", wrongType.Key, wrongType.Type))
-	case group != "":
-		diags.AddError(thing+" Not Read", valkeyErrorDetail(err, stream, group))
-	case errors.As(err, &refused):
-		diags.AddError(thing+" Not Read", fmt.Sprintf("The server at %s refused %s on key %q with: %s\n\n%s",
-			refused.Addr, refused.Command, refused.Key, refused.Reply, refused.Hint()))
-	case errors.As(err, &unreachable):
-		diags.AddError(thing+" Not Read", fmt.Sprintf("Could not talk to Valkey at %s while reading stream %q: %v.\n\n%s",
-			unreachable.Addr, stream, unreachable.Err, unreachable.Hint()))
 	default:
-		diags.AddError(thing+" Not Read", fmt.Sprintf("Stream %q could not be read: %v.", stream, err))
+		diags.AddError(thing+" Not Read", errorDetail(err, subject))
 	}
 }

@@ -1,0 +1,87 @@
+package valkey
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Client is one shared connection pool per provider instance. It dials nothing until a
+// command needs the server.
+type Client struct {
+	addr       string
+	tls        *tls.Config // nil without TLS
+	acks       int
+	ackTimeout time.Duration
+	build      func() redis.UniversalClient
+
+	once sync.Once
+	rdb  redis.UniversalClient
+
+	groups groupCache
+}
+
+var quietLibrary sync.Once
+
+// discardLogger drops go-redis's own log lines: every failure reaches the caller as a typed
+// error, and stray lines on a plugin's stderr only confuse the program that runs it.
+type discardLogger struct{}
+
+func (discardLogger) Printf(context.Context, string, ...any) {}
+
+// NewClient checks the options (URL, TLS material, mode), applies the defaults, and returns a
+// client that has not dialled yet.
+func NewClient(opts Options) (*Client, error) {
+	quietLibrary.Do(func() { redis.SetLogger(discardLogger{}) })
+	if len(opts.Unknown) > 0 {
+		unknown := &ConfigUnknownError{Settings: opts.Unknown}
+		return &Client{addr: "an address not known yet", build: func() redis.UniversalClient { return unknownClient(unknown) }}, nil
+	}
+	s, err := resolve(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{
+		addr:       s.addr,
+		tls:        s.universal.TLSConfig,
+		acks:       s.acks,
+		ackTimeout: s.ackTimeout,
+		build:      func() redis.UniversalClient { return redis.NewUniversalClient(s.universal) },
+	}, nil
+}
+
+// Addr is where commands go, for messages. It never carries a password.
+func (c *Client) Addr() string { return c.addr }
+
+func (c *Client) tlsState() (on, clientCert bool) {
+	return c.tls != nil, c.tls != nil && len(c.tls.Certificates) > 0
+}
+
+// Universal returns the go-redis client, building it on first use.
+func (c *Client) Universal() redis.UniversalClient {
+	c.once.Do(func() { c.rdb = c.build() })
+	return c.rdb
+}
+
+// Close releases the pool if it was ever built.
+func (c *Client) Close() error {
+	if c.rdb == nil {
+		return nil
+	}
+	return c.rdb.Close()
+}
+
+// unknownClient fails every command with err, without dialling.
+func unknownClient(err error) redis.UniversalClient {
+	return redis.NewClient(&redis.Options{
+		Addr:            "unknown:0",
+		MaxRetries:      -1,
+		Dialer:          func(context.Context, string, string) (net.Conn, error) { return nil, err },
+		Protocol:        2,
+		DisableIdentity: true,
+	})
+}

@@ -1,0 +1,104 @@
+package valkey
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AcceptedURLForms names the URL shapes ParseURL takes, for error messages.
+const AcceptedURLForms = "valkey://[user[:password]@]host[:port][/db], valkeys://... (TLS), redis://... or rediss://... (TLS)"
+
+var urlSchemes = map[string]string{
+	"valkey":  "redis",
+	"valkeys": "rediss",
+	"redis":   "redis",
+	"rediss":  "rediss",
+}
+
+// ParseURL reads a valkey://, valkeys://, redis:// or rediss:// URL into go-redis options.
+// The "s" forms turn TLS on, verified against the system roots.
+func ParseURL(raw string) (*redis.Options, error) {
+	bad := func(reason string) error { return &URLError{URL: RedactURL(raw), Reason: reason} }
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, bad("it has no scheme")
+	}
+	mapped, known := urlSchemes[strings.ToLower(scheme)]
+	if !known {
+		return nil, bad(fmt.Sprintf("scheme %q is not supported", scheme))
+	}
+	u, err := url.Parse(mapped + "://" + rest)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, bad(err.Error())
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, bad("it has no host")
+	}
+	if !validHost(u.Hostname()) {
+		return nil, bad(fmt.Sprintf("host %q is not a host name or IP address", u.Hostname()))
+	}
+	opts, err := redis.ParseURL(u.String())
+	if err != nil {
+		reason := strings.TrimPrefix(err.Error(), "redis: ")
+		return nil, bad(reason)
+	}
+	if opts.TLSConfig != nil {
+		opts.TLSConfig.MinVersion = tls.VersionTLS12
+	}
+	return opts, nil
+}
+
+// RedactURL hides the password in a URL, even one that does not parse or has no scheme:
+// whatever stands between the first ":" and the last "@" of the part after "://" is hidden.
+// It may hide more than the password, never less.
+func RedactURL(raw string) string {
+	prefix, rest := "", raw
+	if scheme, after, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", after
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return raw
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return raw
+	}
+	return prefix + user + ":xxxxx" + rest[at:]
+}
+
+// validHost reports a host name or IP address that can be dialled.
+func validHost(host string) bool {
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || len(host) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !isHostChar(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func isHostChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
+}
