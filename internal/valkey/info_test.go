@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -56,16 +58,22 @@ func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 	}
 }
 
+// ownServer is a server of the test's own, whose command counts no other test adds to: a
+// client of it and an admin client.
+func ownServer(t *testing.T) (context.Context, *valkey.Client, *redis.Client) {
+	own := valkeytest.StartT(t)
+	rdb := own.Client()
+	t.Cleanup(func() { _ = rdb.Close() })
+	return context.Background(), newClient(t, valkey.Options{URL: own.URL()}), rdb
+}
+
 func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 	t.Parallel()
-	own := valkeytest.StartT(t)
-	ctx, rdb := context.Background(), own.Client()
-	defer rdb.Close()
+	ctx, c, rdb := ownServer(t)
 	const groups = 50
 	for i := range groups {
 		rdb.XGroupCreateMkStream(ctx, "orders", "g"+strconv.Itoa(i), "$")
 	}
-	c := newClient(t, valkey.Options{URL: own.URL()})
 	rdb.ConfigResetStat(ctx)
 
 	var wg sync.WaitGroup
@@ -102,10 +110,7 @@ func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
 
 func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 	t.Parallel()
-	own := valkeytest.StartT(t)
-	ctx, rdb := context.Background(), own.Client()
-	defer rdb.Close()
-	c := newClient(t, valkey.Options{URL: own.URL()})
+	ctx, c, rdb := ownServer(t)
 
 	// Concurrent doors on one stream: every group must be visible to reads after its door
 	// returned, whichever read-back the cache kept.
