@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,14 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// The tests in this file drive the real Terraform CLI against the provider binary through a
-// dev override, because terraform-plugin-testing does not expose warning diagnostics, and
-// warnings are what reviewers read in a plan.
+// The CLI harness drives the real Terraform CLI against the built provider through a dev
+// override, for what terraform-plugin-testing does not expose: warning diagnostics (what
+// reviewers read in a plan), the TRACE log and the CLI's own output, and concurrent runs.
 
 var (
 	cliBuild     sync.Once
@@ -42,6 +42,7 @@ type cliRun struct {
 	t      *testing.T
 	dir    string
 	config string // dev-override CLI configuration file
+	human  bool   // runs print what people read instead of -json, and have no diags
 }
 
 // newCLIRun prepares a working directory with config as main.tf. It skips unless TF_ACC and
@@ -80,7 +81,7 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -90,34 +91,11 @@ func (r *cliRun) write(config string) {
 	writeFile(r.t, filepath.Join(r.dir, "main.tf"), "terraform {\n  required_providers {\n    valkey = { source = \"echomq/valkey\" }\n  }\n}\n"+config)
 }
 
-// run runs terraform with -json and returns its diagnostics; it fails the test when the
-// command's exit status is not what wantOK says.
+// run runs terraform and returns its diagnostics; it fails the test when the command's exit
+// status is not what wantOK says.
 func (r *cliRun) run(wantOK bool, args ...string) []cliDiagnostic {
 	r.t.Helper()
-	// Flags go right after the subcommand: positional arguments (a plan file) must come last.
-	full := append([]string{args[0], "-json", "-no-color"}, args[1:]...)
-	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), full...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if (err == nil) != wantOK {
-		r.t.Fatalf("terraform %s: err=%v, want ok=%v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, wantOK, stdout.String(), stderr.String())
-	}
-	var diags []cliDiagnostic
-	sc := bufio.NewScanner(&stdout)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var line struct {
-			Type       string        `json:"type"`
-			Diagnostic cliDiagnostic `json:"diagnostic"`
-		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Type == "diagnostic" {
-			diags = append(diags, line.Diagnostic)
-		}
-	}
-	return diags
+	return r.exec(r.t.Context(), nil, args...).must(r.t, wantOK).diags
 }
 
 // findDiagnostic returns the diagnostics with the given severity and summary.
@@ -160,29 +138,29 @@ type cliResult struct {
 	err            error
 }
 
-// exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath() and env
-// added (VALKEY_PASSWORD, say). -json is added to the subcommands that take it.
+// exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath(),
+// VALKEY_PASSWORD empty, and env added (VALKEY_PASSWORD, say). -no-color, and -json unless
+// r.human, go right after the subcommand, as positional arguments (a plan file) must come
+// last; `show` prints JSON only when asked.
 func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResult {
-	full := args
-	if args[0] != "show" {
-		full = append([]string{args[0], "-json", "-no-color"}, args[1:]...)
+	flags := []string{"-no-color"}
+	if !r.human && args[0] != "show" {
+		flags = append(flags, "-json")
 	}
-	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), full...)
+	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), slices.Concat(args[:1], flags, args[1:])...)
 	cmd.Dir = r.dir
-	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1",
+	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
 		"TF_LOG=TRACE", "TF_LOG_PATH="+r.tracePath(), "VALKEY_PASSWORD="), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	res := cliResult{args: args, err: cmd.Run(), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
-	sc := bufio.NewScanner(bytes.NewReader(res.stdout))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var line struct {
+	for line := range bytes.Lines(res.stdout) {
+		var msg struct {
 			Type       string        `json:"type"`
 			Diagnostic cliDiagnostic `json:"diagnostic"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Type == "diagnostic" {
-			res.diags = append(res.diags, line.Diagnostic)
+		if json.Unmarshal(line, &msg) == nil && msg.Type == "diagnostic" {
+			res.diags = append(res.diags, msg.Diagnostic)
 		}
 	}
 	return res
@@ -193,18 +171,64 @@ func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResu
 func (res cliResult) must(t *testing.T, wantOK bool) cliResult {
 	t.Helper()
 	if (res.err == nil) != wantOK {
-		t.Fatalf("terraform %s: err=%v, want ok=%v\nstdout:\n%s\nstderr:\n%s", strings.Join(res.args, " "), res.err, wantOK, res.stdout, res.stderr)
+		t.Fatalf("terraform %s: err=%v, want ok=%v\n%s", strings.Join(res.args, " "), res.err, wantOK, res.output())
 	}
 	return res
 }
 
+// output is what the run printed, stdout then stderr.
+func (res cliResult) output() []byte { return slices.Concat(res.stdout, res.stderr) }
+
 // tracePath is where exec's runs write their TF_LOG=TRACE log.
 func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), "trace.log") }
 
-// expectNoSecret fails if secret appears in r's TRACE log, its state files, or the outputs of
-// the given runs (their JSON output, and plan JSON from `show -json tfplan`). The TRACE log
-// must hold the provider's own RPC lines (tf_rpc=), or the grep would prove nothing.
-func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) { //nolint:unparam // each caller names the secret it planted
+// stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
+type stateGroup struct {
+	Stream, Name string
+	Adopted      bool
+}
+
+// stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
+func (r *cliRun) stateGroups() []stateGroup {
+	r.t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Type      string `json:"type"`
+			Instances []struct {
+				Attributes struct {
+					Stream  string `json:"stream"`
+					Name    string `json:"name"`
+					Adopted bool   `json:"adopted"`
+				} `json:"attributes"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &state); err != nil {
+		r.t.Fatal(err)
+	}
+	var groups []stateGroup
+	for _, res := range state.Resources {
+		if res.Type != "valkey_stream_group" {
+			continue
+		}
+		for _, in := range res.Instances {
+			groups = append(groups, stateGroup{in.Attributes.Stream, in.Attributes.Name, in.Attributes.Adopted})
+		}
+	}
+	return groups
+}
+
+// expectNoSecret fails if secret appears in r's TRACE log, its state files, or the output of
+// the given runs (-json or human-readable, and plan JSON from `show -json tfplan`). The TRACE
+// log must hold the provider's own RPC lines (tf_rpc=), or the grep would prove nothing.
+func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
 	r.t.Helper()
 	trace, err := os.ReadFile(r.tracePath())
 	if err != nil || !bytes.Contains(trace, []byte("[TRACE]")) || !bytes.Contains(trace, []byte("tf_rpc=")) {
@@ -216,8 +240,8 @@ func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) { //nolint:unp
 			places[name] = b
 		}
 	}
-	for _, res := range runs {
-		places["output of terraform "+strings.Join(res.args, " ")] = append(append([]byte{}, res.stdout...), res.stderr...)
+	for i, res := range runs {
+		places[fmt.Sprintf("output of run %d, terraform %s", i+1, strings.Join(res.args, " "))] = res.output()
 	}
 	for what, data := range places {
 		if i := bytes.Index(data, []byte(secret)); i >= 0 {

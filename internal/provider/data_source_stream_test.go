@@ -3,14 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 func testAccStreamDataSourceConfig(key string) string {
@@ -21,126 +21,89 @@ data "valkey_stream" "test" {
 `, key)
 }
 
-// serverStreamValues is what XINFO STREAM and XINFO GROUPS report, keyed like the data source.
-func serverStreamValues(rdb *redis.Client, key string) (map[string]any, error) {
-	ctx := context.Background()
-	info, err := rdb.XInfoStream(ctx, key).Result()
+const dataStreamAddress = "data.valkey_stream.test"
+
+// streamFromServer is what XINFO STREAM and XINFO GROUPS report for key, as the data source's
+// attributes.
+func streamFromServer(t *testing.T, rdb *redis.Client, key string) map[string]knownvalue.Check {
+	t.Helper()
+	info, err := rdb.XInfoStream(context.Background(), key).Result()
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	groups, err := rdb.XInfoGroups(ctx, key).Result()
-	if err != nil {
-		return nil, err
+	var groups []knownvalue.Check
+	for _, g := range valkeytest.XInfoGroups(t, rdb, key) {
+		groups = append(groups, known(g["name"]))
 	}
-	names := []any{}
-	for _, g := range groups {
-		names = append(names, g.Name)
-	}
-	entryID := func(id string) any {
+	entryID := func(id string) knownvalue.Check {
 		if id == "" {
-			return nil
+			return knownvalue.Null()
 		}
-		return id
+		return knownvalue.StringExact(id)
 	}
-	return map[string]any{
-		"length":               info.Length,
+	return map[string]knownvalue.Check{
+		"length":               knownvalue.Int64Exact(info.Length),
 		"first_entry_id":       entryID(info.FirstEntry.ID),
 		"last_entry_id":        entryID(info.LastEntry.ID),
-		"last_generated_id":    info.LastGeneratedID,
-		"entries_added":        info.EntriesAdded,
-		"max_deleted_entry_id": info.MaxDeletedEntryID,
-		"groups":               names,
-	}, nil
+		"last_generated_id":    knownvalue.StringExact(info.LastGeneratedID),
+		"entries_added":        knownvalue.Int64Exact(info.EntriesAdded),
+		"max_deleted_entry_id": knownvalue.StringExact(info.MaxDeletedEntryID),
+		"groups":               knownvalue.ListExact(groups),
+	}
 }
 
 func TestAccStreamDataSource_matchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	const address = "data.valkey_stream.test"
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				for _, id := range []string{"1-1", "2-1", "3-1", "4-1", "5-1"} {
-					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: id, Values: []string{"order", id}})
-				}
-				rdb.XDel(ctx, stream, "1-1", "5-1")
-				rdb.XGroupCreate(ctx, stream, "billing", "0")
-				rdb.XGroupCreate(ctx, stream, "audit", "$")
-			},
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("length"), knownvalue.Int64Exact(3)),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("first_entry_id"), knownvalue.StringExact("2-1")),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("last_entry_id"), knownvalue.StringExact("4-1")),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("last_generated_id"), knownvalue.StringExact("5-1")),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("entries_added"), knownvalue.Int64Exact(5)),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("max_deleted_entry_id"), knownvalue.StringExact("5-1")),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("groups"), knownvalue.SetExact([]knownvalue.Check{
-					knownvalue.StringExact("billing"), knownvalue.StringExact("audit"),
-				})),
-				checkMatchesServer(address, func() (map[string]any, error) { return serverStreamValues(rdb, stream) }),
-			},
-		}},
-	})
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	valkeytest.SeedStreamWithGaps(t, rdb, stream)
+	testAccReadDataSource(t, testAccStreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream))
 }
 
 func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	const address = "data.valkey_stream.test"
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			PreConfig: func() { rdb.XGroupCreateMkStream(ctx, stream, "billing", "$") },
-			Config:    testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("length"), knownvalue.Int64Exact(0)),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("first_entry_id"), knownvalue.Null()),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("last_entry_id"), knownvalue.Null()),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("last_generated_id"), knownvalue.StringExact("0-0")),
-				statecheck.ExpectKnownValue(address, tfjsonpath.New("groups"), knownvalue.ListExact([]knownvalue.Check{
-					knownvalue.StringExact("billing"),
-				})),
-				checkMatchesServer(address, func() (map[string]any, error) { return serverStreamValues(rdb, stream) }),
-			},
-		}},
-	})
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	if err := rdb.XGroupCreateMkStream(context.Background(), stream, "billing", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	testAccReadDataSource(t, testAccStreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream),
+		statecheck.ExpectKnownValue(dataStreamAddress, tfjsonpath.New("first_entry_id"), knownvalue.Null()),
+		statecheck.ExpectKnownValue(dataStreamAddress, tfjsonpath.New("last_entry_id"), knownvalue.Null()))
 }
 
-func TestAccStreamDataSource_errors(t *testing.T) {
+// TestAccDataSources_errors reads each data source where it finds nothing to read.
+func TestAccDataSources_errors(t *testing.T) {
 	t.Parallel()
 	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
+	group := func(name string) func(string) string {
+		return func(stream string) string { return testAccStreamGroupDataSourceConfig(stream, name) }
+	}
 	for _, tc := range []struct {
-		name string
-		seed func(key string)
-		want string
+		name   string
+		seed   func(key string)
+		config func(key string) string
+		want   string
 	}{
-		{"missing", func(string) {}, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
-		{"wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, `(?s)Stream Not Read.*holds\s+a\s+zset,\s+not\s+a\s+stream`},
+		{"stream missing", func(string) {}, testAccStreamDataSourceConfig, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
+		{"stream wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, testAccStreamDataSourceConfig,
+			`(?s)Stream Not Read.*holds\s+a\s+zset,\s+not\s+a\s+stream`},
+		{"group on missing stream", func(string) {}, group("billing"),
+			`(?s)Consumer Group Not Found.*Stream\s+".*"\s+does\s+not\s+exist.*has\s+no\s+consumer\s+group\s+"billing"`},
+		{"group missing", func(s string) { rdb.XGroupCreateMkStream(ctx, s, "other", "$") }, group("billing"),
+			`(?s)Consumer Group Not Found.*has\s+no\s+consumer\s+group\s+"billing"`},
+		{"group on wrong type", func(s string) { rdb.RPush(ctx, s, "x") }, group("billing"), `(?s)Consumer Group Not Read.*holds\s+a\s+list,\s+not\s+a\s+stream`},
+		{"group with empty name", func(string) {}, group(""), `(?s)Attribute name string length must be at least 1`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			stream := testKey(t)
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-				Steps: []resource.TestStep{{
-					PreConfig:   func() { tc.seed(stream) },
-					Config:      testAccProviderConfig(testServer(t)) + testAccStreamDataSourceConfig(stream),
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
+			tc.seed(stream)
+			testAccExpectError(t, testAccProviderConfig(testServer(t))+tc.config(stream), tc.want)
 		})
 	}
 }
 
 func TestAccStreamDataSource_unreachableNamesAddress(t *testing.T) {
 	t.Parallel()
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n" + testAccStreamDataSourceConfig("s"),
-			ExpectError: regexp.MustCompile(`(?s)Stream Not Read.*127\.0\.0\.1:1.*working\s+on\s+stream\s+"s"`),
-		}},
-	})
+	testAccExpectError(t, "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n"+testAccStreamDataSourceConfig("s"),
+		`(?s)Stream Not Read.*127\.0\.0\.1:1.*working\s+on\s+stream\s+"s"`)
 }

@@ -56,6 +56,15 @@ func hashSlotKeys(n int) []string {
 	return keys
 }
 
+// testAccFunction runs one step that calls provider functions, which Terraform has from 1.8.
+func testAccFunction(t *testing.T, step resource.TestStep) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
+		Steps:                    []resource.TestStep{step},
+	})
+}
+
 func TestAccHashSlotFunction_matchesClusterKeyslot(t *testing.T) {
 	t.Parallel()
 	cluster := valkeytest.StartT(t, valkeytest.WithArgs("--cluster-enabled", "yes"))
@@ -67,11 +76,8 @@ func TestAccHashSlotFunction_matchesClusterKeyslot(t *testing.T) {
 		want[i] = knownvalue.Int64Exact(slot)
 		quoted[i] = "    " + hclString(keys[i]) + ",\n"
 	}
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`
+	testAccFunction(t, resource.TestStep{
+		Config: fmt.Sprintf(`
 locals {
   keys = [
 %s  ]
@@ -85,28 +91,24 @@ output "slots" {
   value = [for k in local.keys : provider::valkey::hash_slot(k)]
 }
 `, strings.Join(quoted, "")),
-			ConfigStateChecks: []statecheck.StateCheck{
-				// The keys arrive unchanged, so the slots below are the server's for these exact keys.
-				statecheck.ExpectKnownOutputValue("keys", knownvalue.ListExact(func() []knownvalue.Check {
-					checks := make([]knownvalue.Check, len(keys))
-					for i, k := range keys {
-						checks[i] = knownvalue.StringExact(k)
-					}
-					return checks
-				}())),
-				statecheck.ExpectKnownOutputValue("slots", knownvalue.ListExact(want)),
-			},
-		}},
+		ConfigStateChecks: []statecheck.StateCheck{
+			// The keys arrive unchanged, so the slots below are the server's for these exact keys.
+			statecheck.ExpectKnownOutputValue("keys", knownvalue.ListExact(func() []knownvalue.Check {
+				checks := make([]knownvalue.Check, len(keys))
+				for i, k := range keys {
+					checks[i] = knownvalue.StringExact(k)
+				}
+				return checks
+			}())),
+			statecheck.ExpectKnownOutputValue("slots", knownvalue.ListExact(want)),
+		},
 	})
 }
 
 func TestAccHashSlotFunction_colocationCheck(t *testing.T) {
 	t.Parallel()
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		Steps: []resource.TestStep{{
-			Config: `
+	testAccFunction(t, resource.TestStep{
+		Config: `
 output "same_slot" {
   value = provider::valkey::hash_slot("emq:{orders}:stream") == provider::valkey::hash_slot("emq:{orders}:dead-letter")
 }
@@ -115,26 +117,21 @@ output "slot" {
   value = provider::valkey::hash_slot("foo")
 }
 `,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownOutputValue("same_slot", knownvalue.Bool(true)),
-				statecheck.ExpectKnownOutputValue("slot", knownvalue.Int64Exact(12182)),
-			},
-		}},
+		ConfigStateChecks: []statecheck.StateCheck{
+			statecheck.ExpectKnownOutputValue("same_slot", knownvalue.Bool(true)),
+			statecheck.ExpectKnownOutputValue("slot", knownvalue.Int64Exact(12182)),
+		},
 	})
 }
 
 func TestAccHashSlotFunction_nullKeyIsRefused(t *testing.T) {
 	t.Parallel()
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
-		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_8_0)},
-		Steps: []resource.TestStep{{
-			Config: `
+	testAccFunction(t, resource.TestStep{
+		Config: `
 output "slot" {
   value = provider::valkey::hash_slot(null)
 }
 `,
-			ExpectError: regexp.MustCompile(`(?i)Invalid function argument`),
-		}},
+		ExpectError: regexp.MustCompile(`(?i)Invalid function argument`),
 	})
 }

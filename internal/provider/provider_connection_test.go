@@ -45,14 +45,8 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 		},
 	})
 	// Every command the provider sent was allowed: the server logs each denial.
-	entries, err := testAdmin(t, testServer(t)).Do(context.Background(), "ACL", "LOG").Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.Contains(fmt.Sprint(e), user) {
-			t.Errorf("ACL LOG records a denial for %s: %v", user, e)
-		}
+	for _, e := range testServer(t).ACLDenials(t, user) {
+		t.Errorf("ACL LOG records a denial for %s: %+v", user, *e)
 	}
 }
 
@@ -145,7 +139,7 @@ func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
-	connections := func() string { return connectionsReceived(admin) }
+	connections := func() string { return connectionsReceived(t, admin) }
 	before := connections()
 	stream := testKey(t)
 	resource.Test(t, resource.TestCase{

@@ -3,16 +3,18 @@ package provider
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -25,12 +27,7 @@ var shared valkeytest.Shared
 // testServer is the shared server. Without valkey-server installed the test skips.
 func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.Close()
-	cliCleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m, cliCleanup) }
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"valkey": providerserver.NewProtocol6WithError(New("test")()),
@@ -42,10 +39,7 @@ func testAccProviderConfig(srv *valkeytest.Server) string {
 }
 
 // testKey returns a stream key unique to the test, in the shape users write.
-func testKey(t testing.TB) string {
-	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("emq:{%s-%d}:stream/main", name, rand.Uint32())
-}
+func testKey(t testing.TB) string { return valkeytest.Key(t, "emq:{%s}:stream/main") }
 
 func testAdmin(t testing.TB, srv *valkeytest.Server) *redis.Client {
 	t.Helper()
@@ -83,31 +77,69 @@ func checkGroupOnServer(rdb *redis.Client, stream, name string) error {
 	return nil
 }
 
-// checkServer runs an assertion against the server as a state check.
-func checkServer(fn func() error) statecheck.StateCheck { return serverCheck(fn) }
+// checkServer runs an assertion about the server alone as a state check. Where state should
+// hold what the server reports, tests use statecheck.ExpectKnownValue with values read from
+// the server (expectAttributes) instead.
+type checkServer func() error
 
-type serverCheck func() error
-
-func (c serverCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+func (c checkServer) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
 	resp.Error = c()
 }
 
-// connectionsReceived is the server's total_connections_received line.
-func connectionsReceived(admin *redis.Client) string {
-	info := admin.Info(context.Background(), "stats").Val()
-	for _, line := range strings.Split(info, "\r\n") {
-		if strings.HasPrefix(line, "total_connections_received:") {
-			return line
-		}
+// expectAttributes expects each attribute of the resource or data source at address to hold
+// its value in want.
+func expectAttributes(address string, want map[string]knownvalue.Check) []statecheck.StateCheck {
+	var checks []statecheck.StateCheck
+	for _, attr := range slices.Sorted(maps.Keys(want)) {
+		checks = append(checks, statecheck.ExpectKnownValue(address, tfjsonpath.New(attr), want[attr]))
 	}
-	return "?"
+	return checks
+}
+
+// known is the check for a value as the server sent it: an integer, a string, or nil (null).
+func known(v any) knownvalue.Check {
+	switch v := v.(type) {
+	case nil:
+		return knownvalue.Null()
+	case int64:
+		return knownvalue.Int64Exact(v)
+	case string:
+		return knownvalue.StringExact(v)
+	}
+	return knownvalue.StringExact(fmt.Sprintf("a value of the unexpected type %T", v))
+}
+
+// testAccExpectError applies config in one step that must fail with an error matching want.
+func testAccExpectError(t *testing.T, config, want string) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps:                    []resource.TestStep{{Config: config, ExpectError: regexp.MustCompile(want)}},
+	})
+}
+
+// testAccReadDataSource reads the data source at address, declared in config, from the shared
+// server in one step, and expects its attributes to hold want (most tests read it from the
+// server first) and the checks in more.
+func testAccReadDataSource(t *testing.T, config, address string, want map[string]knownvalue.Check, more ...statecheck.StateCheck) {
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:            testAccProviderConfig(testServer(t)) + config,
+			ConfigStateChecks: append(expectAttributes(address, want), more...),
+		}},
+	})
+}
+
+// connectionsReceived is the server's total_connections_received.
+func connectionsReceived(t *testing.T, admin *redis.Client) string {
+	return valkeytest.InfoField(t, admin, "stats", "total_connections_received")
 }
 
 func TestAccProvider_ConfigureDialsNothing(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
 	admin := testAdmin(t, srv)
-	before := connectionsReceived(admin)
+	before := connectionsReceived(t, admin)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -128,7 +160,7 @@ resource "valkey_stream_group" "test" {
 			ExpectNonEmptyPlan: true,
 		}},
 	})
-	if after := connectionsReceived(admin); after != before {
+	if after := connectionsReceived(t, admin); after != before {
 		t.Errorf("configuring the provider dialled the server: %s, then %s", before, after)
 	}
 }

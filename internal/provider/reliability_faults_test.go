@@ -3,12 +3,10 @@ package provider
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,62 +37,6 @@ func authedAdmin(t *testing.T, addr string) *redis.Client {
 	rdb := redis.NewClient(&redis.Options{Addr: addr, Password: reliabilityPassword, Protocol: 2, DisableIdentity: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	return rdb
-}
-
-// commandCalls is the calls count of one command in INFO commandstats, such as "xgroup|create".
-func commandCalls(ctx context.Context, rdb *redis.Client, command string) (int, error) {
-	info, err := rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return 0, err
-	}
-	m := regexp.MustCompile(`cmdstat_` + regexp.QuoteMeta(command) + `:calls=(\d+)`).FindStringSubmatch(info)
-	if m == nil {
-		return 0, nil
-	}
-	return strconv.Atoi(m[1])
-}
-
-// stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
-type stateGroup struct {
-	Stream, Name string
-	Adopted      bool
-}
-
-// stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
-func (r *cliRun) stateGroups() []stateGroup {
-	r.t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var state struct {
-		Resources []struct {
-			Type      string `json:"type"`
-			Instances []struct {
-				Attributes struct {
-					Stream  string `json:"stream"`
-					Name    string `json:"name"`
-					Adopted bool   `json:"adopted"`
-				} `json:"attributes"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		r.t.Fatal(err)
-	}
-	var groups []stateGroup
-	for _, res := range state.Resources {
-		if res.Type != "valkey_stream_group" {
-			continue
-		}
-		for _, in := range res.Instances {
-			groups = append(groups, stateGroup{in.Attributes.Stream, in.Attributes.Name, in.Attributes.Adopted})
-		}
-	}
-	return groups
 }
 
 // serverGroupNames is stream -> its group names on the server, for the given streams.
@@ -182,8 +124,8 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 	if keys := rdb.DBSize(ctx).Val(); keys != 1 {
 		t.Errorf("server holds %d keys, want the one stream", keys)
 	}
-	if calls, err := commandCalls(ctx, rdb, "xgroup|create"); err != nil || calls != runs {
-		t.Errorf("XGROUP CREATE ran %d times (err %v), want once per apply: %d", calls, err, runs)
+	if calls := valkeytest.CommandCalls(t, rdb, "xgroup|create"); calls != runs {
+		t.Errorf("XGROUP CREATE ran %d times, want once per apply: %d", calls, runs)
 	}
 	for i, r := range dirs {
 		r.expectNoSecret(reliabilityPassword, results[i])
@@ -230,10 +172,7 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	// Kill the server (SIGKILL) once the first groups are on it.
 	var before int
 	for before < 5 {
-		var err error
-		if before, err = commandCalls(ctx, rdb, "xgroup|create"); err != nil {
-			t.Fatal(err)
-		}
+		before = valkeytest.CommandCalls(t, rdb, "xgroup|create")
 		if time.Since(start) > time.Minute {
 			t.Fatal("no XGROUP CREATE reached the server within a minute")
 		}
@@ -366,8 +305,8 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	primary := testAdmin(t, st.Replica) // promoted
-	if role := primary.Info(ctx, "replication").Val(); !strings.Contains(role, "role:master") {
-		t.Fatalf("the replica was not promoted:\n%s", role)
+	if role := valkeytest.InfoField(t, primary, "replication", "role"); role != "master" {
+		t.Fatalf("the replica was not promoted: role %s", role)
 	}
 	onServer, total, err := serverGroupNames(ctx, primary, manyStreams(prefix, streams))
 	if err != nil {
@@ -447,10 +386,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 
 	applied := make(chan cliResult, 1)
 	go func() { applied <- r.exec(ctx, passwordEnv, "apply", "-auto-approve") }()
-	for calls := 0; calls < 5; {
-		if calls, err = commandCalls(ctx, ownerAdmin, "xgroup|create"); err != nil {
-			t.Fatal(err)
-		}
+	for valkeytest.CommandCalls(t, ownerAdmin, "xgroup|create") < 5 {
 		time.Sleep(2 * time.Millisecond)
 	}
 	owner.Stop()

@@ -4,20 +4,29 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-func TestCLIStreamGroup_adoptionWarnsWithPosition(t *testing.T) {
+func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "$").Err(); err != nil {
+	valkeytest.XAdd(t, rdb, stream, "42-7", "43-0")
+	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
 		t.Fatal(err)
 	}
-	rdb.Do(ctx, "XGROUP", "SETID", stream, "billing", "42-7")
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
-	diags := r.run(true, "apply", "-auto-approve")
-	expectWarning(t, diags, "Consumer Group Adopted", 1,
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
+		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
+		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
+	expectWarning(t, diags, "Stream Will Be Created", 0)
+	expectWarning(t, r.run(true, "apply", "-auto-approve"), "Consumer Group Adopted", 1,
 		fmt.Sprintf("%q already existed on stream %q", "billing", stream), `group_start "head" was not applied`, "42-7")
+	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
+		t.Errorf("planning and adopting moved the group to %s", g.LastDeliveredID)
+	}
 }
 
 func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {

@@ -2,41 +2,18 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // Plan-time checks: a reviewer reading the plan learns what the door will meet at apply.
-
-func TestCLIStreamGroup_planWarnsExistingGroupWillBeAdopted(t *testing.T) {
-	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "42-7", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "43-0", Values: []string{"k", "v"}})
-	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
-		t.Fatal(err)
-	}
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
-
-	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
-		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
-		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
-	expectWarning(t, diags, "Stream Will Be Created", 0)
-	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
-		t.Errorf("planning moved the group to %s", g.LastDeliveredID)
-	}
-}
 
 func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()
@@ -82,45 +59,6 @@ func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	expectWarning(t, diags, "Plan-Time Group Check Skipped", 1, "Could not talk to Valkey at "+down.Addr(), "Apply still runs the door")
 }
 
-// show is `terraform show -json`.
-func (r *cliRun) show() string {
-	r.t.Helper()
-	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), "show", "-json")
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config)
-	out, err := cmd.Output()
-	if err != nil {
-		r.t.Fatalf("terraform show: %v", err)
-	}
-	return string(out)
-}
-
-// stateAdopted reads the adopted attribute of valkey_stream_group.test from `terraform show -json`.
-func (r *cliRun) stateAdopted() bool {
-	r.t.Helper()
-	out := []byte(r.show())
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal(out, &state); err != nil {
-		r.t.Fatal(err)
-	}
-	for _, res := range state.Values.RootModule.Resources {
-		if res.Address == "valkey_stream_group.test" {
-			return res.Values["adopted"] == true
-		}
-	}
-	r.t.Fatalf("valkey_stream_group.test not in state:\n%s", out)
-	return false
-}
-
 func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
@@ -131,8 +69,8 @@ func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 1)
-	if !r.stateAdopted() {
-		t.Error("adopted = false; the group made between plan and apply was adopted")
+	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
+		t.Errorf("state holds %+v; the group made between plan and apply was adopted", groups)
 	}
 }
 
@@ -149,8 +87,8 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 0)
-	if r.stateAdopted() {
-		t.Error("adopted = true; the group removed between plan and apply was created anew")
+	if groups := r.stateGroups(); len(groups) != 1 || groups[0].Adopted {
+		t.Errorf("state holds %+v; the group removed between plan and apply was created anew", groups)
 	}
 	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
 		t.Error(err)
@@ -198,8 +136,8 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q holds a string, not a stream", stream)) {
 		t.Fatalf("want one error naming the key and 'string'; diagnostics: %+v", diags)
 	}
-	if out := r.show(); strings.Contains(out, "valkey_stream_group") {
-		t.Errorf("state holds the resource after a failed door:\n%s", out)
+	if groups := r.stateGroups(); len(groups) != 0 {
+		t.Errorf("state holds %+v after a failed door", groups)
 	}
 	if v := rdb.Get(ctx, stream).Val(); v != "not a stream" {
 		t.Errorf("the string changed to %q", v)

@@ -140,13 +140,8 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 		}
 		onNode(t, stream, "billing")
 		for _, s := range cluster.Nodes {
-			rdb := s.Client()
-			entries, _ := rdb.Do(ctx, "ACL", "LOG").Slice()
-			rdb.Close()
-			for _, e := range entries {
-				if strings.Contains(fmt.Sprint(e), user) {
-					t.Errorf("ACL LOG on %s records a denial for %s: %v", s.Addr(), user, e)
-				}
+			for _, e := range s.ACLDenials(t, user) {
+				t.Errorf("ACL LOG on %s records a denial for %s: %+v", s.Addr(), user, *e)
 			}
 		}
 	})

@@ -13,8 +13,7 @@ import (
 
 func TestEnsureGroup_CreatesGroupAndStream(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 
 	outcome, g, err := c.EnsureGroup(ctx, stream, "billing", valkey.StartNew)
 	if err != nil {
@@ -37,8 +36,7 @@ func TestEnsureGroup_CreatesGroupAndStream(t *testing.T) {
 
 func TestEnsureGroup_AdoptsExistingGroup(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "5-1", Values: []string{"k", "v"}})
 	if err := rdb.XGroupCreate(ctx, stream, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
@@ -85,8 +83,7 @@ func TestEnsureGroup_StartPositions(t *testing.T) {
 	} {
 		t.Run(string(tc.start), func(t *testing.T) {
 			t.Parallel()
-			ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-			stream := key(t, "stream")
+			ctx, c, rdb, stream := fixture(t)
 			for range 3 {
 				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "v"}})
 			}
@@ -104,18 +101,20 @@ func TestEnsureGroup_StartPositions(t *testing.T) {
 	}
 }
 
+// wrongTypeSeeds store a value of each type other than stream at a key.
+var wrongTypeSeeds = map[string]func(ctx context.Context, rdb *redis.Client, key string) error{
+	"string": func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
+	"list":   func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.RPush(ctx, k, "x").Err() },
+	"hash":   func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.HSet(ctx, k, "f", "x").Err() },
+	"set":    func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.SAdd(ctx, k, "x").Err() },
+	"zset": func(ctx context.Context, rdb *redis.Client, k string) error {
+		return rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}).Err()
+	},
+}
+
 func TestEnsureGroup_WrongTypeNamesTheType(t *testing.T) {
 	t.Parallel()
-	seeds := map[string]func(ctx context.Context, rdb *redis.Client, key string) error{
-		"string": func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.Set(ctx, k, "x", 0).Err() },
-		"list":   func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.RPush(ctx, k, "x").Err() },
-		"hash":   func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.HSet(ctx, k, "f", "x").Err() },
-		"set":    func(ctx context.Context, rdb *redis.Client, k string) error { return rdb.SAdd(ctx, k, "x").Err() },
-		"zset": func(ctx context.Context, rdb *redis.Client, k string) error {
-			return rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}).Err()
-		},
-	}
-	for typ, seed := range seeds {
+	for typ, seed := range wrongTypeSeeds {
 		t.Run(typ, func(t *testing.T) {
 			t.Parallel()
 			ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)

@@ -2,9 +2,7 @@ package valkey_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -29,53 +27,13 @@ func TestGroup_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	}
 }
 
-func TestGroup_WrongTypeIsError(t *testing.T) {
-	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "list")
-	rdb.RPush(ctx, k, "x")
-	_, _, err := c.Group(ctx, k, "g")
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Type != "list" {
-		t.Fatalf("err = %v, want WrongTypeError naming list", err)
-	}
-}
-
-func TestGroup_UnreachableIsErrorNotNotFound(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1", MaxRetries: new(0)})
-	_, found, err := c.Group(context.Background(), "s", "g")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) || found {
-		t.Fatalf("found=%v err=%v, want *UnreachableError: an unreachable server must never read as 'gone'", found, err)
-	}
-}
-
 func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "1-1", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "2-1", Values: []string{"k", "v"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "3-1", Values: []string{"k", "v"}})
-	rdb.XGroupCreate(ctx, stream, "fresh", "0")
-	// After a deletion inside the unread range the server cannot compute lag: it reports nil.
-	rdb.XGroupCreate(ctx, stream, "midway", "1-1")
-	rdb.XDel(ctx, stream, "2-1")
-	rdb.XGroupCreate(ctx, stream, "caught-up", "$")
+	ctx, c, rdb, stream := fixture(t)
+	valkeytest.SeedGroupWithUnknownLag(t, rdb, stream)
 
-	raw, err := rdb.Do(ctx, "XINFO", "GROUPS", stream).Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sawNil, sawValue := false, false
-	for _, row := range raw {
-		fields, _ := row.([]any)
-		serverValues := map[string]any{}
-		for i := 0; i+1 < len(fields); i += 2 {
-			field, _ := fields[i].(string)
-			serverValues[field] = fields[i+1]
-		}
+	for _, serverValues := range valkeytest.XInfoGroups(t, rdb, stream) {
 		name, _ := serverValues["name"].(string)
 		g, found, err := c.Group(ctx, stream, name)
 		if err != nil || !found {
@@ -100,16 +58,22 @@ func TestGroup_KeepsServerNullsAsNil(t *testing.T) {
 	}
 }
 
+// ownServer is a server of the test's own, whose command counts no other test adds to: a
+// client of it and an admin client.
+func ownServer(t *testing.T) (context.Context, *valkey.Client, *redis.Client) {
+	own := valkeytest.StartT(t)
+	rdb := own.Client()
+	t.Cleanup(func() { _ = rdb.Close() })
+	return context.Background(), newClient(t, valkey.Options{URL: own.URL()}), rdb
+}
+
 func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 	t.Parallel()
-	own := valkeytest.StartT(t)
-	ctx, rdb := context.Background(), own.Client()
-	defer rdb.Close()
+	ctx, c, rdb := ownServer(t)
 	const groups = 50
 	for i := range groups {
 		rdb.XGroupCreateMkStream(ctx, "orders", "g"+strconv.Itoa(i), "$")
 	}
-	c := newClient(t, valkey.Options{URL: own.URL()})
 	rdb.ConfigResetStat(ctx)
 
 	var wg sync.WaitGroup
@@ -121,7 +85,7 @@ func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+	if calls := valkeytest.CommandCalls(t, rdb, "xinfo|groups"); calls != 1 {
 		t.Errorf("%d groups on one stream cost %d XINFO GROUPS, want 1", groups, calls)
 	}
 }
@@ -144,25 +108,9 @@ func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
 	}
 }
 
-// commandCalls reads calls=N for one command from INFO commandstats.
-func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int {
-	t.Helper()
-	info := rdb.Info(context.Background(), "commandstats").Val()
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-			return n
-		}
-	}
-	return 0
-}
-
 func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 	t.Parallel()
-	own := valkeytest.StartT(t)
-	ctx, rdb := context.Background(), own.Client()
-	defer rdb.Close()
-	c := newClient(t, valkey.Options{URL: own.URL()})
+	ctx, c, rdb := ownServer(t)
 
 	// Concurrent doors on one stream: every group must be visible to reads after its door
 	// returned, whichever read-back the cache kept.
@@ -192,7 +140,7 @@ func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 			t.Fatalf("found=%v err=%v", found, err)
 		}
 	}
-	if calls := commandCalls(t, rdb, "xinfo|groups"); calls != 1 {
+	if calls := valkeytest.CommandCalls(t, rdb, "xinfo|groups"); calls != 1 {
 		t.Errorf("a door and three reads cost %d XINFO GROUPS, want 1 (the door's read-back)", calls)
 	}
 }

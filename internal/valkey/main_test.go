@@ -2,10 +2,6 @@ package valkey_test
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -21,17 +17,10 @@ var shared valkeytest.Shared
 // server is the shared server. Without valkey-server installed the test skips.
 func server(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.Close()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { shared.Main(m) }
 
 // key returns a key unique to the test.
-func key(t testing.TB, suffix string) string {
-	name := strings.NewReplacer("/", ":", " ", "_").Replace(t.Name())
-	return fmt.Sprintf("test:{%s:%d}:%s", name, rand.Uint32(), suffix)
-}
+func key(t testing.TB, suffix string) string { return valkeytest.Key(t, "test:{%s}:"+suffix) }
 
 func newClient(t testing.TB, opts valkey.Options) *valkey.Client {
 	t.Helper()
@@ -44,6 +33,12 @@ func newClient(t testing.TB, opts valkey.Options) *valkey.Client {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// fixture is what most tests start with: a client and an admin client of the shared server,
+// and a stream key of the test's own.
+func fixture(t testing.TB) (context.Context, *valkey.Client, *redis.Client, string) {
+	return context.Background(), newClient(t, valkey.Options{}), adminClient(t), key(t, "stream")
 }
 
 func adminClient(t testing.TB) *redis.Client {

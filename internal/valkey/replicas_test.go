@@ -3,8 +3,6 @@ package valkey_test
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,16 +23,8 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders", err)
 	}
 
-	replica := valkeytest.StartT(t, valkeytest.WithArgs("--replicaof", "127.0.0.1", itoa(primary.Port)))
-	rrdb := replica.Client()
+	rrdb := valkeytest.StartReplicaT(t, primary).Client()
 	defer func() { _ = rrdb.Close() }()
-	deadline := time.Now().Add(10 * time.Second)
-	for rrdb.Info(ctx, "replication").Val() == "" || !containsLine(rrdb.Info(ctx, "replication").Val(), "master_link_status:up") {
-		if time.Now().After(deadline) {
-			t.Fatal("replica never linked")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 
 	// With a replica: created and adopted, each confirmed, and the group is on the replica.
 	c := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: new(1)})
@@ -47,15 +37,4 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	if groups, err := rrdb.XInfoGroups(ctx, "payments").Result(); err != nil || len(groups) != 1 {
 		t.Fatalf("replica groups on payments: %v %v", groups, err)
 	}
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-func containsLine(info, line string) bool {
-	for _, l := range strings.Split(info, "\r\n") {
-		if l == line {
-			return true
-		}
-	}
-	return false
 }

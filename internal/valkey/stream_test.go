@@ -6,22 +6,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 func TestStreamInfo_MatchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
-	for _, id := range []string{"1-1", "2-1", "3-1", "4-1"} {
-		rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: id, Values: []string{"k", "v"}})
-	}
-	rdb.XDel(ctx, stream, "4-1") // last-generated-id stays 4-1; max-deleted-entry-id becomes 4-1
-	rdb.XDel(ctx, stream, "1-1")
-	rdb.XGroupCreate(ctx, stream, "billing", "0")
-	rdb.XGroupCreate(ctx, stream, "audit", "$")
+	ctx, c, rdb, stream := fixture(t)
+	valkeytest.SeedStreamWithGaps(t, rdb, stream)
 
 	got, err := c.StreamInfo(ctx, stream)
 	if err != nil {
@@ -35,13 +27,13 @@ func TestStreamInfo_MatchesServer(t *testing.T) {
 		got.EntriesAdded != want.EntriesAdded || got.MaxDeletedEntryID != want.MaxDeletedEntryID {
 		t.Errorf("StreamInfo = %+v, server says %+v", got, want)
 	}
-	if got.Length != 2 || got.LastGeneratedID != "4-1" || got.MaxDeletedEntryID != "4-1" || got.EntriesAdded != 4 {
-		t.Errorf("StreamInfo = %+v, want length 2, last generated 4-1, max deleted 4-1, 4 added", got)
+	if got.Length != 3 || got.LastGeneratedID != "5-1" || got.MaxDeletedEntryID != "5-1" || got.EntriesAdded != 5 {
+		t.Errorf("StreamInfo = %+v, want length 3, last generated 5-1, max deleted 5-1, 5 added", got)
 	}
 	if got.FirstEntryID == nil || *got.FirstEntryID != want.FirstEntry.ID || *got.FirstEntryID != "2-1" {
 		t.Errorf("first entry = %v, server says %q", got.FirstEntryID, want.FirstEntry.ID)
 	}
-	if got.LastEntryID == nil || *got.LastEntryID != want.LastEntry.ID || *got.LastEntryID != "3-1" {
+	if got.LastEntryID == nil || *got.LastEntryID != want.LastEntry.ID || *got.LastEntryID != "4-1" {
 		t.Errorf("last entry = %v, server says %q", got.LastEntryID, want.LastEntry.ID)
 	}
 	var serverNames []string
@@ -55,8 +47,7 @@ func TestStreamInfo_MatchesServer(t *testing.T) {
 
 func TestStreamInfo_EmptyStreamHasNoEntryIDs(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	rdb.XGroupCreateMkStream(ctx, stream, "g", "$")
 
 	got, err := c.StreamInfo(ctx, stream)
@@ -81,53 +72,23 @@ func TestStreamInfo_MissingIsNotFound(t *testing.T) {
 	}
 }
 
-func TestStreamInfo_WrongTypeNamesTheType(t *testing.T) {
-	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "hash")
-	rdb.HSet(ctx, k, "f", "v")
-	_, err := c.StreamInfo(ctx, k)
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "hash" {
-		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and hash", err, err, k)
-	}
-}
-
-func TestStreamInfo_UnreachableNamesAddress(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: new(0)})
-	_, err := c.StreamInfo(context.Background(), "s")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
-		t.Fatalf("err = %v (%T), want *UnreachableError at 127.0.0.1:1", err, err)
-	}
-}
-
 func TestGroupDetail_MatchesServer(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
-	for range 5 {
-		rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "v"}})
-	}
-	rdb.XGroupCreate(ctx, stream, "billing", "0")
-	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "alice", Streams: []string{stream, ">"}, Count: 2})
-	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "bob", Streams: []string{stream, ">"}, Count: 1})
-	rdb.XGroupCreateConsumer(ctx, stream, "billing", "carol")
+	ctx, c, rdb, stream := fixture(t)
+	valkeytest.SeedGroupWithConsumers(t, rdb, stream)
 
 	g, consumers, err := c.GroupDetail(ctx, stream, "billing")
 	if err != nil {
 		t.Fatalf("GroupDetail: %v", err)
 	}
-	groups := serverGroups(t, rdb, stream)
-	want := groups[0]
-	if g.Name != "billing" || g.Consumers != want.Consumers || g.Pending != want.Pending ||
+	want := serverGroups(t, rdb, stream)[1] // audit, then billing
+	if g.Name != "billing" || want.Name != g.Name || g.Consumers != want.Consumers || g.Pending != want.Pending ||
 		g.LastDeliveredID != want.LastDeliveredID || g.EntriesRead == nil || *g.EntriesRead != want.EntriesRead ||
 		g.Lag == nil || *g.Lag != want.Lag {
 		t.Errorf("group = %+v, server says %+v", g, want)
 	}
-	if g.Consumers != 3 || g.Pending != 3 || *g.Lag != 2 {
-		t.Errorf("group = %+v, want 3 consumers, 3 pending, lag 2", g)
+	if g.Consumers != 3 || g.Pending != 2 || *g.Lag != 2 {
+		t.Errorf("group = %+v, want 3 consumers, 2 pending, lag 2", g)
 	}
 	serverConsumers, err := rdb.XInfoConsumers(ctx, stream, "billing").Result()
 	if err != nil {
@@ -146,15 +107,14 @@ func TestGroupDetail_MatchesServer(t *testing.T) {
 	for _, cons := range consumers {
 		pending[cons.Name] = cons.Pending
 	}
-	if pending["alice"] != 2 || pending["bob"] != 1 || pending["carol"] != 0 || len(pending) != 3 {
-		t.Errorf("pending per consumer = %v, want alice 2, bob 1, carol 0", pending)
+	if pending["alice"] != 1 || pending["bob"] != 1 || pending["carol"] != 0 || len(pending) != 3 {
+		t.Errorf("pending per consumer = %v, want alice 1, bob 1, carol 0", pending)
 	}
 }
 
 func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	stream := key(t, "stream")
+	ctx, c, rdb, stream := fixture(t)
 	var nf *valkey.NotFoundError
 	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "" {
 		t.Errorf("missing stream: err = %v, want *NotFoundError naming only the stream", err)
@@ -165,24 +125,56 @@ func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	}
 }
 
-func TestGroupDetail_WrongTypeNamesTheType(t *testing.T) {
+// reads are the client's read calls, each reduced to its error; Group finding the group is an
+// error too, as the tests below expect none.
+var reads = map[string]func(ctx context.Context, c *valkey.Client, key string) error{
+	"Group": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, found, err := c.Group(ctx, key, "g")
+		if found {
+			return errors.New("found the group")
+		}
+		return err
+	},
+	"StreamInfo": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, err := c.StreamInfo(ctx, key)
+		return err
+	},
+	"GroupDetail": func(ctx context.Context, c *valkey.Client, key string) error {
+		_, _, err := c.GroupDetail(ctx, key, "g")
+		return err
+	},
+}
+
+func TestReads_WrongTypeNamesTheType(t *testing.T) {
 	t.Parallel()
-	ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
-	k := key(t, "set")
-	rdb.SAdd(ctx, k, "x")
-	_, _, err := c.GroupDetail(ctx, k, "g")
-	var wt *valkey.WrongTypeError
-	if !errors.As(err, &wt) || wt.Key != k || wt.Type != "set" {
-		t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and set", err, err, k)
+	for name, read := range reads {
+		for typ, seed := range wrongTypeSeeds {
+			t.Run(name+"/"+typ, func(t *testing.T) {
+				t.Parallel()
+				ctx, c, rdb := context.Background(), newClient(t, valkey.Options{}), adminClient(t)
+				k := key(t, typ)
+				if err := seed(ctx, rdb, k); err != nil {
+					t.Fatal(err)
+				}
+				var wt *valkey.WrongTypeError
+				if err := read(ctx, c, k); !errors.As(err, &wt) || wt.Key != k || wt.Type != typ {
+					t.Fatalf("err = %v (%T), want *WrongTypeError naming %q and %s", err, err, k, typ)
+				}
+			})
+		}
 	}
 }
 
-func TestGroupDetail_UnreachableIsNotNotFound(t *testing.T) {
+func TestReads_UnreachableIsNeverNotFound(t *testing.T) {
 	t.Parallel()
 	c := newClient(t, valkey.Options{URL: "valkey://127.0.0.1:1/0", MaxRetries: new(0)})
-	_, _, err := c.GroupDetail(context.Background(), "s", "g")
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) {
-		t.Fatalf("err = %v (%T), want *UnreachableError: an unreachable server must never read as missing", err, err)
+	for name, read := range reads {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var unreachable *valkey.UnreachableError
+			if err := read(context.Background(), c, "s"); !errors.As(err, &unreachable) || unreachable.Addr != "127.0.0.1:1" {
+				t.Fatalf("err = %v (%T), want *UnreachableError at 127.0.0.1:1: an unreachable server must never read as missing", err, err)
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ACLUser creates an ACL user on s limited to keys matching keyPattern, with perms (for
@@ -29,4 +31,23 @@ func (s *Server) ACLUser(t testing.TB, keyPattern, perms string) (name, password
 		rdb.Do(context.Background(), "ACL", "DELUSER", name)
 	})
 	return name, password
+}
+
+// ACLDenials are the entries of s's ACL LOG (all it keeps) for user: the commands, keys and
+// authentications the server refused it.
+func (s *Server) ACLDenials(tb testing.TB, user string) []*redis.ACLLogEntry {
+	tb.Helper()
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	entries, err := rdb.ACLLog(context.Background(), 1024).Result()
+	if err != nil {
+		tb.Fatalf("ACL LOG: %v", err)
+	}
+	var denials []*redis.ACLLogEntry
+	for _, e := range entries {
+		if e.Username == user {
+			denials = append(denials, e)
+		}
+	}
+	return denials
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,33 +31,14 @@ func StartSentinel(n int) (*Sentinel, error) {
 	if st.Primary, err = Start(); err != nil {
 		return nil, err
 	}
-	if st.Replica, err = Start(WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(st.Primary.Port))); err != nil {
+	if st.Replica, err = StartReplica(st.Primary); err != nil {
 		st.Close()
 		return nil, err
 	}
-	if err := waitFor(10*time.Second, func() bool {
-		rdb := st.Replica.Client()
-		defer func() { _ = rdb.Close() }()
-		return strings.Contains(rdb.Info(context.Background(), "replication").Val(), "master_link_status:up")
-	}); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("replica never linked to the primary: %w", err)
-	}
 	for range n {
-		dir, err := os.MkdirTemp("", "valkeytest-sentinel-")
-		if err != nil {
-			st.Close()
-			return nil, err
-		}
-		conf := filepath.Join(dir, "sentinel.conf")
-		body := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 1\n"+
+		s, err := Start(WithBinary(bin), withConfig(fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 1\n"+
 			"sentinel down-after-milliseconds %[1]s 1000\n"+
-			"sentinel failover-timeout %[1]s 10000\n", st.MasterName, st.Primary.Port)
-		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-			st.Close()
-			return nil, err
-		}
-		s, err := startSentinel(bin, dir, conf)
+			"sentinel failover-timeout %[1]s 10000\n", st.MasterName, st.Primary.Port)))
 		if err != nil {
 			st.Close()
 			return nil, err
@@ -79,20 +58,17 @@ func StartSentinel(n int) (*Sentinel, error) {
 	return st, nil
 }
 
-// startSentinel runs valkey-sentinel with conf; the common flags the Server adds (save,
-// appendonly) are ignored by sentinel mode.
-func startSentinel(bin, dir, conf string) (*Server, error) {
-	s := &Server{Dir: dir, bin: bin, conf: conf}
-	var err error
-	for range 5 {
-		if s.Port, err = FreePort(); err != nil {
-			return nil, err
-		}
-		if err = s.launch(); err == nil {
-			return s, nil
-		}
+// StartReplica starts a replica of primary and waits until its link to the primary is up.
+func StartReplica(primary *Server, opts ...Option) (*Server, error) {
+	s, err := Start(append([]Option{WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(primary.Port))}, opts...)...)
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	if err := waitFor(10*time.Second, func() bool { return s.info("replication")["master_link_status"] == "up" }); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("replica never linked to the primary: %w", err)
+	}
+	return s, nil
 }
 
 func waitFor(limit time.Duration, ok func() bool) error {
@@ -140,11 +116,6 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 	if err := rdb.Failover(ctx, st.MasterName).Err(); err != nil {
 		return fmt.Errorf("SENTINEL FAILOVER: %w", err)
 	}
-	role := func(s *Server) string {
-		c := s.Client()
-		defer func() { _ = c.Close() }()
-		return c.Info(ctx, "replication").Val()
-	}
 	return waitFor(15*time.Second, func() bool {
 		for _, s := range st.Sentinels {
 			c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
@@ -154,18 +125,16 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 				return false
 			}
 		}
-		return strings.Contains(role(st.Replica), "role:master")
+		return st.Replica.info("replication")["role"] == "master"
 	})
 }
 
 // WaitReplicated waits until the promoted primary has a replica with its link up again (the
 // old primary, reconfigured by the sentinels), as writes confirmed by a replica need.
 func (st *Sentinel) WaitReplicated(ctx context.Context) error {
-	c := st.Replica.Client()
-	defer func() { _ = c.Close() }()
 	return waitFor(30*time.Second, func() bool {
-		info := c.Info(ctx, "replication").Val()
-		return strings.Contains(info, "role:master") && strings.Contains(info, "state=online")
+		info := st.Replica.info("replication")
+		return info["role"] == "master" && strings.Contains(info["slave0"], "state=online")
 	})
 }
 

@@ -1,8 +1,11 @@
 package valkeytest
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -57,6 +60,18 @@ func StartT(tb testing.TB, opts ...Option) *Server {
 	return s
 }
 
+// StartReplicaT starts a replica of primary for one test, linked when it returns, and closes it
+// when the test ends.
+func StartReplicaT(tb testing.TB, primary *Server, opts ...Option) *Server {
+	tb.Helper()
+	s, err := StartReplica(primary, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	return s
+}
+
 // StartTLST starts a server with a TLS port served by a fresh PKI (mutual TLS when
 // requireClientCert is set), both removed when the test ends.
 func StartTLST(tb testing.TB, requireClientCert bool) (*Server, *PKI) {
@@ -102,6 +117,14 @@ func StartSentinelT(tb testing.TB, n int) *Sentinel {
 	return st
 }
 
+// Key is a key unique to the test in the given shape, whose %s becomes the test's name and a
+// random number: Key(t, "emq:{%s}:stream/main"). Tests that share a server work under their
+// own keys, each its own hash tag.
+func Key(tb testing.TB, shape string) string {
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(tb.Name())
+	return fmt.Sprintf(shape, fmt.Sprintf("%s-%d", name, rand.Uint32()))
+}
+
 // Shared is one server for a whole test binary, started by the first test that asks for it
 // and closed by TestMain. Tests work under their own key prefixes, so they can share it.
 type Shared struct {
@@ -120,6 +143,17 @@ func (sh *Shared) Get(tb testing.TB) *Server {
 		tb.Fatal(sh.err)
 	}
 	return sh.srv
+}
+
+// Main runs the package's tests (TestMain calls it), then stops the shared server, runs
+// cleanups, and exits with the tests' code.
+func (sh *Shared) Main(m *testing.M, cleanups ...func()) {
+	code := m.Run()
+	sh.Close()
+	for _, cleanup := range cleanups {
+		cleanup()
+	}
+	os.Exit(code)
 }
 
 // Close stops the shared server if it was started.

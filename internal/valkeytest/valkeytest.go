@@ -41,6 +41,16 @@ func WithArgs(args ...string) Option { return func(s *Server) { s.args = append(
 // WithBinary runs another server binary, such as redis-server for a compatibility check.
 func WithBinary(bin string) Option { return func(s *Server) { s.bin = bin } }
 
+// withConfig passes a config file holding body first, as valkey-sentinel requires.
+func withConfig(body string) Option {
+	return func(s *Server) {
+		s.conf = filepath.Join(s.Dir, "server.conf")
+		if err := os.WriteFile(s.conf, []byte(body), 0o600); err != nil {
+			s.optErr = err
+		}
+	}
+}
+
 // Binary is the server binary tests use: $VALKEY_SERVER, or valkey-server on PATH.
 func Binary() (string, error) {
 	name := os.Getenv("VALKEY_SERVER")

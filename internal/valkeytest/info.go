@@ -1,0 +1,59 @@
+package valkeytest
+
+import (
+	"context"
+	"maps"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Info is one INFO section as field -> value, such as "role" -> "master" or
+// "cmdstat_xgroup|create" -> "calls=3,usec=…". go-redis parses the reply: this is the one INFO
+// parser of the tests.
+func Info(ctx context.Context, rdb redis.UniversalClient, section string) (map[string]string, error) {
+	sections, err := rdb.InfoMap(ctx, section).Result()
+	fields := map[string]string{}
+	for _, s := range sections {
+		maps.Copy(fields, s)
+	}
+	return fields, err
+}
+
+// InfoField is one field of an INFO section; the test fails when the server does not report it.
+func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) string {
+	tb.Helper()
+	info, err := Info(context.Background(), rdb, section)
+	value, ok := info[field]
+	if err != nil || !ok {
+		tb.Fatalf("INFO %s reports no %s (err %v)", section, field, err)
+	}
+	return value
+}
+
+// CommandCalls is how many times the server ran command ("xgroup|create") since it started or
+// its last CONFIG RESETSTAT, from INFO commandstats: 0 when it has not run it.
+func CommandCalls(tb testing.TB, rdb redis.UniversalClient, command string) int {
+	tb.Helper()
+	info, err := Info(context.Background(), rdb, "commandstats")
+	if err != nil {
+		tb.Fatalf("INFO commandstats: %v", err)
+	}
+	for stat := range strings.SplitSeq(info["cmdstat_"+command], ",") {
+		if calls, ok := strings.CutPrefix(stat, "calls="); ok {
+			n, _ := strconv.Atoi(calls)
+			return n
+		}
+	}
+	return 0
+}
+
+// info is Info for the package's own waits, which retry: an error reads as no fields.
+func (s *Server) info(section string) map[string]string {
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	info, _ := Info(context.Background(), rdb, section)
+	return info
+}
