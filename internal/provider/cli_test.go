@@ -139,13 +139,20 @@ type cliResult struct {
 }
 
 // exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath(),
-// VALKEY_PASSWORD empty, and env added (VALKEY_PASSWORD, say). -no-color, and -json unless
-// r.human, go right after the subcommand, as positional arguments (a plan file) must come
-// last; `show` prints JSON only when asked.
+// VALKEY_PASSWORD empty, and env added (VALKEY_PASSWORD, say). For the commands that take them,
+// -no-color, and -json unless r.human, go right after the subcommand, as positional arguments
+// (a plan file) must come last; `show` prints JSON only when asked, and `state` and `import`
+// take neither.
 func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResult {
-	flags := []string{"-no-color"}
-	if !r.human && args[0] != "show" {
-		flags = append(flags, "-json")
+	var flags []string
+	switch args[0] {
+	case "plan", "apply", "destroy", "refresh", "validate":
+		flags = []string{"-no-color"}
+		if !r.human {
+			flags = append(flags, "-json")
+		}
+	case "show":
+		flags = []string{"-no-color"}
 	}
 	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), slices.Concat(args[:1], flags, args[1:])...)
 	cmd.Dir = r.dir
@@ -184,8 +191,11 @@ func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), 
 
 // stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
 type stateGroup struct {
-	Stream, Name string
-	Adopted      bool
+	Address          string // resource name, as in valkey_stream_group.<Address>
+	ID, Stream, Name string
+	GroupStart       *string
+	Adopted          bool
+	Identity         map[string]any // nil where the CLI stores none (before 1.12)
 }
 
 // stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
@@ -201,12 +211,16 @@ func (r *cliRun) stateGroups() []stateGroup {
 	var state struct {
 		Resources []struct {
 			Type      string `json:"type"`
+			Name      string `json:"name"`
 			Instances []struct {
 				Attributes struct {
-					Stream  string `json:"stream"`
-					Name    string `json:"name"`
-					Adopted bool   `json:"adopted"`
+					ID         string  `json:"id"`
+					Stream     string  `json:"stream"`
+					Name       string  `json:"name"`
+					GroupStart *string `json:"group_start"`
+					Adopted    bool    `json:"adopted"`
 				} `json:"attributes"`
+				Identity map[string]any `json:"identity"`
 			} `json:"instances"`
 		} `json:"resources"`
 	}
@@ -219,7 +233,8 @@ func (r *cliRun) stateGroups() []stateGroup {
 			continue
 		}
 		for _, in := range res.Instances {
-			groups = append(groups, stateGroup{in.Attributes.Stream, in.Attributes.Name, in.Attributes.Adopted})
+			a := in.Attributes
+			groups = append(groups, stateGroup{res.Name, a.ID, a.Stream, a.Name, a.GroupStart, a.Adopted, in.Identity})
 		}
 	}
 	return groups
@@ -248,4 +263,17 @@ func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
 			r.t.Errorf("%s holds the password: ...%s...", what, data[max(0, i-200):min(len(data), i+len(secret)+50)])
 		}
 	}
+}
+
+// stateGroup is the group recorded as valkey_stream_group.<address>; it fails the test when
+// there is none.
+func (r *cliRun) stateGroup(address string) stateGroup {
+	r.t.Helper()
+	for _, g := range r.stateGroups() {
+		if g.Address == address {
+			return g
+		}
+	}
+	r.t.Fatalf("valkey_stream_group.%s is not in state: %+v", address, r.stateGroups())
+	return stateGroup{}
 }

@@ -14,16 +14,10 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// minimalACL is the permission set the provider documents for a single server or Sentinel.
-const minimalACL = "+xgroup|create +xinfo|groups +type"
-
-// streamPattern is an ACL key pattern for everything under the stream's hash tag.
-func streamPattern(stream string) string { return stream[:strings.Index(stream, "}")+1] + "*" }
-
 func TestAccProvider_MinimalACL(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testServer(t).ACLUser(t, streamPattern(stream), minimalACL)
+	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	config := fmt.Sprintf(`provider "valkey" {
   url      = %q
   username = %q
@@ -53,7 +47,7 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
-	user, pw := testServer(t).ACLUser(t, streamPattern(stream), "+xinfo|groups +type")
+	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // TestAccProvider_PasswordNeverLeaks runs Terraform against the built provider with
@@ -18,7 +20,7 @@ import (
 func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	t.Parallel()
 	ctx, stream := context.Background(), testKey(t)
-	user, password := testServer(t).ACLUser(t, streamPattern(stream), minimalACL)
+	user, password := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	wrong := password + "-but-wrong"
 	// config takes the password from VALKEY_PASSWORD (literal "") or has it written literally,
 	// both as the attribute and inside the url.

@@ -115,7 +115,7 @@ var badInputs = []struct {
 	}},
 	{"wrong password", func(t *testing.T, e *badInputEnv) badInputCase {
 		// The user exists with another password; reliabilityPassword is the wrong one.
-		user, _ := testServer(t).ACLUser(t, streamPattern(e.stream), "+@all")
+		user, _ := testServer(t).ACLUser(t, valkeytest.TagPattern(e.stream), "+@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", testServer(t).URL(), user, e.passwordLine)
 		return c
@@ -126,13 +126,13 @@ var badInputs = []struct {
 		return c
 	}},
 	{"user lacking xgroup", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := aclUserWithPassword(t, streamPattern(e.stream), "+xinfo|groups +type")
+		user := aclUserWithPassword(t, valkeytest.TagPattern(e.stream), "+xinfo|groups +type")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"user lacking every permission", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := aclUserWithPassword(t, streamPattern(e.stream), "-@all")
+		user := aclUserWithPassword(t, valkeytest.TagPattern(e.stream), "-@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
@@ -243,7 +243,7 @@ resource "terraform_data" "anchor" {
 // write, new key or new group changes the snapshot.
 func serverSnapshot(rdb *redis.Client, stream string) (map[string]string, error) {
 	ctx := context.Background()
-	keys, err := rdb.Keys(ctx, strings.NewReplacer("{", "\\{", "}", "\\}").Replace(streamPattern(stream))).Result()
+	keys, err := rdb.Keys(ctx, strings.NewReplacer("{", "\\{", "}", "\\}").Replace(valkeytest.TagPattern(stream))).Result()
 	if err != nil {
 		return nil, err
 	}

@@ -277,7 +277,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	}
 	r := newCLIRun(t, config(perRound))
 	var runs []cliResult
-	seen := map[stateGroup]bool{} // every group any apply recorded, adopted or not
+	seen := map[[2]string]bool{} // every (stream, name) any apply recorded, adopted or not
 	failover := make(chan error, 1)
 	failedApplies := 0
 	for round := 1; round <= rounds; round++ {
@@ -289,7 +289,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 			res := r.exec(ctx, passwordEnv, "apply", "-auto-approve")
 			runs = append(runs, res)
 			for _, g := range r.stateGroups() {
-				seen[stateGroup{Stream: g.Stream, Name: g.Name}] = true
+				seen[[2]string{g.Stream, g.Name}] = true
 			}
 			if res.err == nil {
 				break
@@ -313,8 +313,8 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for g := range seen {
-		if !onServer[g.Stream][g.Name] {
-			t.Errorf("group %q of %q was recorded in state but is not on the new primary", g.Name, g.Stream)
+		if stream, name := g[0], g[1]; !onServer[stream][name] {
+			t.Errorf("group %q of %q was recorded in state but is not on the new primary", name, stream)
 		}
 	}
 	if total != rounds*perRound || len(r.stateGroups()) != rounds*perRound {

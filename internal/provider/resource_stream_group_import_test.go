@@ -141,17 +141,6 @@ func TestAccStreamGroup_importByIdentity(t *testing.T) {
 	})
 }
 
-// plain runs a CLI command that takes no -json (state, import) and fails the test if it fails.
-func (r *cliRun) plain(args ...string) {
-	r.t.Helper()
-	cmd := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), args...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "CHECKPOINT_DISABLE=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		r.t.Fatalf("terraform %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
 // cliVersion is the version the CLI under test reports.
 func cliVersion(t *testing.T) *version.Version {
 	t.Helper()
@@ -168,40 +157,6 @@ func cliVersion(t *testing.T) *version.Version {
 	return version.Must(version.NewVersion(v.Version))
 }
 
-// stateResources is `terraform show -json`: each resource's values, and its identity where the
-// CLI stores one, by address.
-func (r *cliRun) stateResources() map[string]struct {
-	Values   map[string]any `json:"values"`
-	Identity map[string]any `json:"identity"`
-} {
-	r.t.Helper()
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address  string         `json:"address"`
-					Values   map[string]any `json:"values"`
-					Identity map[string]any `json:"identity"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(r.show()), &state); err != nil {
-		r.t.Fatal(err)
-	}
-	out := map[string]struct {
-		Values   map[string]any `json:"values"`
-		Identity map[string]any `json:"identity"`
-	}{}
-	for _, res := range state.Values.RootModule.Resources {
-		out[res.Address] = struct {
-			Values   map[string]any `json:"values"`
-			Identity map[string]any `json:"identity"`
-		}{res.Values, res.Identity}
-	}
-	return out
-}
-
 // TestCLIStreamGroup_slashInNameStateRmImportAndGenerate drives the real CLI through what a
 // user does: create, `state rm`, import by the ID from state, and an import block with
 // -generate-config-out, with the colliding group "a" of stream+"/team" on the server too.
@@ -211,20 +166,19 @@ func TestCLIStreamGroup_slashInNameStateRmImportAndGenerate(t *testing.T) {
 	provider := testAccProviderConfig(testServer(t))
 	r := newCLIRun(t, provider+testAccTwoGroupsConfig(stream))
 	r.run(true, "apply", "-auto-approve")
-	id, _ := r.stateResources()["valkey_stream_group.team"].Values["id"].(string)
+	id := r.stateGroup("team").ID
 	if id != stream+"/team%2Fa" {
 		t.Fatalf("id in state = %q, want %q", id, stream+"/team%2Fa")
 	}
 
-	r.plain("state", "rm", "valkey_stream_group.team")
-	r.plain("import", "valkey_stream_group.team", id)
-	got := r.stateResources()["valkey_stream_group.team"].Values
-	if got["stream"] != stream || got["name"] != "team/a" {
-		t.Errorf("import of %q took group %v of stream %v; want group team/a of stream %s", id, got["name"], got["stream"], stream)
+	r.run(true, "state", "rm", "valkey_stream_group.team")
+	r.run(true, "import", "valkey_stream_group.team", id)
+	if got := r.stateGroup("team"); got.Stream != stream || got.Name != "team/a" {
+		t.Errorf("import of %q took group %q of stream %q; want group team/a of stream %s", id, got.Name, got.Stream, stream)
 	}
 
 	// An import block for each group, with configuration generated from what was imported.
-	r.plain("state", "rm", "valkey_stream_group.team", "valkey_stream_group.other")
+	r.run(true, "state", "rm", "valkey_stream_group.team", "valkey_stream_group.other")
 	r.write(provider + fmt.Sprintf(`
 import {
   to = valkey_stream_group.team
@@ -282,12 +236,12 @@ import {
 		t.Fatalf("generated.tf does not name the group:\n%s", generated)
 	}
 	r.run(true, "apply", "-auto-approve")
-	res := r.stateResources()["valkey_stream_group.billing"]
-	if res.Values["id"] != stream+"/team%2Fbilling" || res.Values["adopted"] != true {
-		t.Errorf("imported state = %v, want id %s and adopted", res.Values, stream+"/team%2Fbilling")
+	got := r.stateGroup("billing")
+	if got.ID != stream+"/team%2Fbilling" || !got.Adopted {
+		t.Errorf("imported state = %+v, want id %s and adopted", got, stream+"/team%2Fbilling")
 	}
-	if res.Identity["stream"] != stream || res.Identity["name"] != "team/billing" {
-		t.Errorf("identity in state = %v", res.Identity)
+	if got.Identity["stream"] != stream || got.Identity["name"] != "team/billing" {
+		t.Errorf("identity in state = %v", got.Identity)
 	}
 	r.run(true, "plan", "-detailed-exitcode")
 }
@@ -332,12 +286,12 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	// Dropping group_start is an in-place Update that sends nothing to the server.
 	r.write(provider + fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream = %q\n  name   = \"billing\"\n}\n", stream))
 	r.run(true, "apply", "-auto-approve", "-refresh=false")
-	res := r.stateResources()["valkey_stream_group.test"]
-	if res.Values["group_start"] != nil {
-		t.Errorf("group_start = %v after dropping it, want null", res.Values["group_start"])
+	got := r.stateGroup("test")
+	if got.GroupStart != nil {
+		t.Errorf("group_start = %q after dropping it, want null", *got.GroupStart)
 	}
-	if v := cliVersion(t); !v.LessThan(tfversion.Version1_12_0) && res.Identity["name"] != "billing" {
-		t.Errorf("identity after Update = %v, want stream and name", res.Identity)
+	if v := cliVersion(t); !v.LessThan(tfversion.Version1_12_0) && got.Identity["name"] != "billing" {
+		t.Errorf("identity after Update = %v, want stream and name", got.Identity)
 	}
 	r.run(true, "plan", "-detailed-exitcode")
 }

@@ -17,9 +17,6 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// MinimalACL is the permission set the provider documents for standalone servers.
-const MinimalACL = "+xgroup|create +xinfo|groups +type"
-
 // unreachable asserts err is an UnreachableError of one of the given causes whose text names addr.
 func unreachable(t *testing.T, err error, addr string, causes ...valkey.Cause) *valkey.UnreachableError {
 	t.Helper()
@@ -34,12 +31,6 @@ func unreachable(t *testing.T, err error, addr string, causes ...valkey.Cause) *
 		t.Errorf("cause = %v, want one of %v (err: %v)", got, causes, u.Err)
 	}
 	return u
-}
-
-// keyPattern is an ACL pattern matching every key that starts like k up to its hash tag.
-func keyPattern(k string) string {
-	i := strings.Index(k, "}")
-	return k[:i+1] + "*"
 }
 
 func TestClient_TLSVerifiesServer(t *testing.T) {
@@ -134,7 +125,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	other := stream + ":string"
-	user, pw := server(t).ACLUser(t, keyPattern(stream), MinimalACL)
+	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	rdb := adminClient(t)
 	rdb.Set(ctx, other, "x", 0)
 
@@ -158,21 +149,15 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 		t.Errorf("server groups = %+v, want billing", groups)
 	}
 	// Nothing the provider sent was denied (the ACL log records every denial).
-	entries, err := rdb.Do(ctx, "ACL", "LOG").Slice()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if strings.Contains(fmt.Sprint(e), user) {
-			t.Errorf("ACL LOG has a denial for %s: %v", user, e)
-		}
+	if denials := server(t).ACLDenials(t, user); len(denials) != 0 {
+		t.Errorf("ACL LOG has denials for %s: %v", user, denials)
 	}
 }
 
 func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, pw := server(t).ACLUser(t, keyPattern(stream), "+xinfo|groups +type")
+	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
 	c := newClient(t, valkey.Options{Username: user, Password: pw})
 	_, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
 	var refused *valkey.RefusedError
@@ -190,7 +175,7 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, _ := server(t).ACLUser(t, keyPattern(stream), MinimalACL)
+	user, _ := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	const secret = "s3cret-wrong-Pa55"
 	for _, opts := range []valkey.Options{
 		{Username: user, Password: secret},
@@ -384,7 +369,7 @@ func TestClient_HandshakeIsOneHello(t *testing.T) {
 	admin := s.Client()
 	t.Cleanup(func() { _ = admin.Close() })
 	stream := key(t, "stream")
-	user, pw := s.ACLUser(t, keyPattern(stream), MinimalACL)
+	user, pw := s.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	ctx := context.Background()
 	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -393,16 +378,12 @@ func TestClient_HandshakeIsOneHello(t *testing.T) {
 	if _, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil {
 		t.Fatalf("EnsureGroup with the minimal ACL: %v", err)
 	}
-	stats := admin.Info(ctx, "commandstats").Val()
-	for cmd, want := range map[string]string{"hello": "calls=1,", "auth": "", "client|setinfo": "", "select": ""} {
-		line := ""
-		for _, l := range strings.Split(stats, "\r\n") {
-			if strings.HasPrefix(l, "cmdstat_"+cmd+":") {
-				line = l
-			}
+	for cmd, want := range map[string]int{"hello": 1, "auth": 0, "client|setinfo": 0, "select": 0} {
+		if got := valkeytest.CommandCalls(t, admin, cmd); got != want {
+			t.Errorf("%s ran %d times, want %d", cmd, got, want)
 		}
-		if want == "" && line != "" || want != "" && !strings.Contains(line, want) || strings.Contains(line, "rejected_calls=1") {
-			t.Errorf("%s: %q, want %q", cmd, line, want)
-		}
+	}
+	if denials := s.ACLDenials(t, user); len(denials) != 0 {
+		t.Errorf("the handshake was refused by the ACL: %v", denials)
 	}
 }

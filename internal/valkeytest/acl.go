@@ -10,6 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// MinimalACL is the permission set the provider documents for a single server or Sentinel.
+const MinimalACL = "+xgroup|create +xinfo|groups +type"
+
+// TagPattern is an ACL key pattern matching every key that starts like key up to the end of
+// its hash tag, such as "emq:{orders}*": the keys a test made under its own prefix.
+func TagPattern(key string) string { return key[:strings.Index(key, "}")+1] + "*" }
+
 // ACLUser creates an ACL user on s limited to keys matching keyPattern, with perms (for
 // example "+xgroup|create +type"), and deletes it when the test ends.
 func (s *Server) ACLUser(t testing.TB, keyPattern, perms string) (name, password string) {
