@@ -149,7 +149,7 @@ func run(ctx context.Context, cfg config) error {
 
 	res := newResults(env, shapes)
 	// Round trips: one cycle of ours per shape through the counting proxy (untimed).
-	proxy, err := startProxy(srv.Addr())
+	proxy, err := valkeytest.StartProxy(srv.Addr())
 	if err != nil {
 		return err
 	}
