@@ -109,8 +109,23 @@ cli XADD "$stream" '*' order 1002 >/dev/null
 say "An ops script created 'audit' by hand before Terraform"
 cli XGROUP CREATE "$stream" audit '$'
 
-say "$(basename "$cli") apply"
-tf apply -auto-approve -no-color 2>&1 | quiet_overrides
+say "$(basename "$cli") plan: what a reviewer sees before approving"
+tf plan -no-color -out=tfplan 2>&1 | quiet_overrides
+
+say "$(basename "$cli") apply tfplan: what apply did"
+# Terraform plans each resource again during apply and prints the plan's warnings a second
+# time; the demo shows what apply did (and its own warnings) once. Without jq, everything.
+if command -v jq >/dev/null; then
+  tf apply -json tfplan 2>&1 | jq -r '
+    select(.type == "apply_complete" or .type == "outputs" or
+      (.type == "diagnostic" and (.diagnostic.summary | test("Will|Check Skipped|development overrides") | not))) |
+    if .type == "apply_complete" then "  \(.hook.resource.addr): \(.hook.action)d"
+    elif .type == "outputs" then "Apply complete."
+    else "\nWarning: \(.diagnostic.summary)\n\n\(.diagnostic.detail)\n" end' 2>/dev/null \
+    || tf apply -no-color tfplan 2>&1 | quiet_overrides
+else
+  tf apply -no-color tfplan 2>&1 | quiet_overrides
+fi
 
 say "The groups as the server sees them (XINFO GROUPS $stream)"
 show_groups

@@ -36,6 +36,9 @@ type cliDiagnostic struct {
 	Severity string `json:"severity"`
 	Summary  string `json:"summary"`
 	Detail   string `json:"detail"`
+	Snippet  struct {
+		Code string `json:"code"` // the configuration line the diagnostic points at
+	} `json:"snippet"`
 }
 
 type cliRun struct {

@@ -24,12 +24,12 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	rdb.Set(ctx, k, "x", 0)
 	for range 2 {
 		var wt *valkey.WrongTypeError
-		if _, _, first, err := s.groups(ctx, client, k); !errors.As(err, &wt) || first {
+		if _, first, err := s.survey(ctx, client, k); !errors.As(err, &wt) || first {
 			t.Fatalf("err=%v first=%v, want WrongTypeError every time and never first", err, first)
 		}
 	}
-	if _, exists, _, err := s.groups(ctx, client, testKey(t)); err != nil || exists {
-		t.Fatalf("fresh stream: exists=%v err=%v", exists, err)
+	if survey, _, err := s.survey(ctx, client, testKey(t)); err != nil || survey.Exists {
+		t.Fatalf("fresh stream: exists=%v err=%v", survey.Exists, err)
 	}
 
 	down, err := valkey.NewClient(valkey.Options{URL: "valkey://127.0.0.1:1", MaxRetries: new(0)})
@@ -38,7 +38,7 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	}
 	s, firsts := &planSession{}, 0
 	for i := range 5 {
-		_, _, first, err := s.groups(ctx, down, "s"+strconv.Itoa(i))
+		_, first, err := s.survey(ctx, down, "s"+strconv.Itoa(i))
 		var unreachable *valkey.UnreachableError
 		if !errors.As(err, &unreachable) {
 			t.Fatalf("call %d: err = %v, want UnreachableError", i, err)
@@ -52,9 +52,26 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	}
 }
 
-func TestPlanSession_FirstNoteOncePerStream(t *testing.T) {
+func TestPlanSession_OncePerKey(t *testing.T) {
 	s := &planSession{}
-	if !s.firstNote("a") || s.firstNote("a") || !s.firstNote("b") {
-		t.Error("firstNote must answer true once per stream")
+	if !s.once("a") || s.once("a") || !s.once("b") {
+		t.Error("once must answer true once per key")
+	}
+}
+
+func TestEntries_CountsReadably(t *testing.T) {
+	for n, want := range map[int64]string{1: "1 entry", 2: "2 entries", 999: "999 entries", 1000: "1,000 entries", 12000000: "12,000,000 entries"} {
+		if got := entries(n); got != want {
+			t.Errorf("entries(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestEntryAt_NamesTheTime(t *testing.T) {
+	if got := entryAt("1700000000000-0"); got != "1700000000000-0 (2023-11-14 22:13:20.000 UTC)" {
+		t.Errorf("entryAt = %q", got)
+	}
+	if got := entryAt("not-an-id"); got != "not-an-id" {
+		t.Errorf("entryAt of a malformed ID = %q, want it as it is", got)
 	}
 }

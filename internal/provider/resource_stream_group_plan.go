@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -83,7 +83,7 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 		return
 	}
 	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
-	groups, exists, first, err := r.data.plan.groups(ctx, r.data.client, stream)
+	survey, first, err := r.data.plan.survey(ctx, r.data.client, stream)
 	var wrongType *valkey.WrongTypeError
 	switch {
 	case errors.As(err, &wrongType):
@@ -92,23 +92,78 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 		if first {
 			diags.AddWarning("Plan-Time Group Check Skipped",
 				fmt.Sprintf("The provider could not ask the server whether the planned groups already exist (first tried: "+
-					"group %q of stream %q), so this plan cannot say which will be adopted or whether a key holds another type. "+
-					"Apply still runs the door and fails loudly on any refusal.\n\n%s",
+					"group %q of stream %q), so this plan cannot say which will be adopted, what they will replay or skip, or "+
+					"whether a key holds another type. Apply still runs the door and fails loudly on any refusal.\n\n%s",
 					name, stream, errorDetail(err, groupSubject(stream, name))))
 		}
-	case !exists:
-		if r.data.plan.firstNote(stream) { // once per stream, not once per group on it
+	case !survey.Exists:
+		if r.data.plan.once("created " + stream) { // once per stream, not once per group on it
 			diags.AddWarning("Stream Will Be Created",
 				fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
 		}
 	default:
-		if g, found := valkey.FindGroup(groups, name); found {
+		if g, found := valkey.FindGroup(survey.Groups, name); found {
 			diags.AddWarning("Consumer Group Will Be Adopted",
 				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared group_start %q "+
 					"will not move its read position. It is at last-delivered-id %s with lag %s.",
 					name, stream, start, g.LastDeliveredID, formatOptional(g.Lag)))
+			return
 		}
+		r.warnBacklog(plan, survey, diags)
 	}
+}
+
+// warnBacklog says, for a group about to be created on a stream that holds entries, what its
+// group_start will do with them: the one decision that cannot be taken back. head hands every
+// entry to the new group; new makes them invisible to it forever.
+func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.Survey, diags *diag.Diagnostics) {
+	stream, name, b := plan.Stream.ValueString(), plan.Name.ValueString(), survey.Backlog
+	span := fmt.Sprintf("%s already in the stream, from %s to %s,", entries(b.Length), entryAt(b.FirstID), entryAt(b.LastID))
+	switch {
+	case survey.BacklogErr != nil:
+		if r.data.plan.once("backlog") {
+			diags.AddWarning("Replay Check Skipped",
+				fmt.Sprintf("The provider could read the groups of stream %q but not how many entries it holds, so this plan "+
+					"cannot say how many entries new groups will replay (group_start = \"head\") or skip (\"new\"). Grant the "+
+					"planning user +xinfo|stream (see the provider's minimal ACL) to see it.\n\n%s",
+					stream, errorDetail(survey.BacklogErr, streamSubject(stream))))
+		}
+	case b.Length == 0: // nothing to replay or to skip
+	case plan.GroupStart.ValueString() == string(valkey.StartHead):
+		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Replay Existing Entries",
+			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s "+
+				"and its consumers will process every one of them. Choose group_start = \"new\" to start after them instead.",
+				name, stream, span))
+	default:
+		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Skip Existing Entries",
+			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"new\", so the %s will never be delivered "+
+				"to it: only entries appended after the apply will be. Choose group_start = \"head\" to replay them instead.",
+				name, stream, span))
+	}
+}
+
+// entries is a count of entries, with thousands separated: "1 entry", "12,000,000 entries".
+func entries(n int64) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	digits := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, d := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(d)
+	}
+	return b.String() + " entries"
+}
+
+// entryAt is an entry ID with the time it names: "1700000000000-0 (2023-11-14 22:13:20.000 UTC)".
+func entryAt(id string) string {
+	if t, ok := valkey.EntryTime(id); ok {
+		return fmt.Sprintf("%s (%s)", id, t.Format("2006-01-02 15:04:05.000 MST"))
+	}
+	return id
 }
 
 func formatOptional(n *int64) string {
@@ -116,53 +171,4 @@ func formatOptional(n *int64) string {
 		return "unknown (the server cannot compute it)"
 	}
 	return strconv.FormatInt(*n, 10)
-}
-
-// planSession is what plan-time checks remember during one provider process, that is one
-// Terraform command: the first failure to ask the server, so that a plan of a thousand groups
-// waits for the network once and warns once, and the streams already noted.
-type planSession struct {
-	mu     sync.Mutex
-	failed error
-	noted  map[string]bool
-}
-
-// groups answers like valkey.Client.Groups for checks made while planning. Once the server has
-// failed to answer (unreachable, or a configuration not known yet), it returns that first
-// error again without asking. first is true for the one call that met the error first, so
-// that the caller says it once. A key of another type is an answer, not a failure.
-func (s *planSession) groups(ctx context.Context, client *valkey.Client, stream string) (groups []valkey.Group, exists, first bool, err error) {
-	s.mu.Lock()
-	failed := s.failed
-	s.mu.Unlock()
-	if failed != nil {
-		return nil, false, false, failed
-	}
-	groups, exists, err = client.Groups(ctx, stream)
-	var wrongType *valkey.WrongTypeError
-	if err == nil || errors.As(err, &wrongType) {
-		return groups, exists, false, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.failed != nil {
-		return nil, false, false, s.failed
-	}
-	s.failed = err
-	return nil, false, true, err
-}
-
-// firstNote reports whether this is the first call for stream, so that a note about a stream
-// is given once per plan, not once per group on it.
-func (s *planSession) firstNote(stream string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.noted == nil {
-		s.noted = map[string]bool{}
-	}
-	if s.noted[stream] {
-		return false
-	}
-	s.noted[stream] = true
-	return true
 }

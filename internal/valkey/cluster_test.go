@@ -15,7 +15,7 @@ import (
 
 // clusterACL is the minimal ACL plus what a cluster client needs: the slot map (CLUSTER SLOTS)
 // and key positions of commands it routes (COMMAND).
-const clusterACL = valkeytest.MinimalACL + " +cluster|slots +command"
+const clusterACL = valkeytest.DoorACL + " +cluster|slots +command"
 
 // TestClient_Cluster runs against one three-master cluster: groups on keys in different
 // slots, hash-tagged keys in one slot, a slot migrated between nodes, the minimal ACL, and

@@ -125,7 +125,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	other := stream + ":string"
-	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
 	rdb := adminClient(t)
 	rdb.Set(ctx, other, "x", 0)
 
@@ -175,7 +175,7 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, _ := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	user, _ := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
 	const secret = "s3cret-wrong-Pa55"
 	for _, opts := range []valkey.Options{
 		{Username: user, Password: secret},
@@ -369,7 +369,7 @@ func TestClient_HandshakeIsOneHello(t *testing.T) {
 	admin := s.Client()
 	t.Cleanup(func() { _ = admin.Close() })
 	stream := key(t, "stream")
-	user, pw := s.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	user, pw := s.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
 	ctx := context.Background()
 	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)

@@ -136,6 +136,7 @@ func optionalInt(v any) *int64 {
 type streamGroups struct {
 	exists bool
 	groups []Group
+	survey *Survey // set when the answer came from Survey, which reads the backlog too
 }
 
 // groupCache keeps the last XINFO GROUPS answer per stream for one provider process. A
@@ -153,6 +154,17 @@ func (gc *groupCache) load(stream string) (streamGroups, bool) {
 	defer gc.mu.Unlock()
 	sg, ok := gc.streams[stream]
 	return sg, ok
+}
+
+// loadSurvey is the cached Survey of stream, when the cached answer came from one.
+func (gc *groupCache) loadSurvey(stream string) (Survey, bool) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	sg, ok := gc.streams[stream]
+	if !ok || sg.survey == nil {
+		return Survey{}, false
+	}
+	return *sg.survey, true
 }
 
 func (gc *groupCache) generation(stream string) uint64 {
@@ -185,6 +197,12 @@ func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroup
 		gc.streams = map[string]streamGroups{}
 	}
 	if gc.gens[stream] == gen {
+		// A door adds no entries, so a survey's backlog stays true with the new groups.
+		if old, ok := gc.streams[stream]; ok && old.survey != nil {
+			s := *old.survey
+			s.Exists, s.Groups = sg.exists, sg.groups
+			sg.survey = &s
+		}
 		gc.streams[stream] = sg
 	} else {
 		delete(gc.streams, stream)

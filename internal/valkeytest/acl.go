@@ -10,8 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MinimalACL is the permission set the provider documents for a single server or Sentinel.
-const MinimalACL = "+xgroup|create +xinfo|groups +type"
+// DoorACL is what the door and refresh need: XGROUP CREATE, its XINFO GROUPS read-back, and
+// TYPE to name what a key holds.
+const DoorACL = "+xgroup|create +xinfo|groups +type"
+
+// MinimalACL is the permission set the provider documents for a single server or Sentinel: the
+// door's, and XINFO STREAM for the plan's replay and skip warnings.
+const MinimalACL = DoorACL + " +xinfo|stream"
 
 // TagPattern is an ACL key pattern matching every key that starts like key up to the end of
 // its hash tag, such as "emq:{orders}*": the keys a test made under its own prefix.
