@@ -29,6 +29,11 @@ func errorDetail(err error, subject string) string {
 		return fmt.Sprintf("Key %q holds a %s, not a stream, so %s cannot be there. "+
 			"Choose another stream key, or remove the %s from the server if nothing uses it.",
 			wrongType.Key, wrongType.Type, subject, wrongType.Type)
+	case errors.As(err, &refused) && refused.Command == "WAIT":
+		return fmt.Sprintf("The server at %s refused WAIT, with which the door confirms that replicas hold %s "+
+			"(min_replica_acks, on by default with sentinel), with: %s\n\nThe group may be on the primary; it is not recorded "+
+			"until confirmed. Grant +wait to the ACL user (see the provider's minimal ACL), or set min_replica_acks = 0 to "+
+			"skip the confirmation, then apply again: the door adopts the group.", refused.Addr, subject, refused.Reply)
 	case errors.As(err, &refused):
 		return fmt.Sprintf("The server at %s refused %s on key %q for %s with: %s\n\n%s",
 			refused.Addr, refused.Command, refused.Key, subject, refused.Reply, refusedHint(refused.Code()))

@@ -44,3 +44,13 @@ func TestRefusedHint_NamesWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorDetail_RefusedWaitSaysWhatToGrant(t *testing.T) {
+	detail := errorDetail(&valkey.RefusedError{Addr: "primary", Key: "s", Command: "WAIT",
+		Reply: "NOPERM User terraform has no permissions to run the 'wait' command"}, groupSubject("s", "g"))
+	for _, want := range []string{"refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "adopts the group"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail %q does not mention %q", detail, want)
+		}
+	}
+}

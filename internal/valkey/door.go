@@ -78,9 +78,9 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		c.groups.replaceAfterDoor(stream, gen, streamGroups{exists: true, groups: groups})
 	}
 	createErr := create.Err()
-	if createErr == nil && info.Err() == nil && pipeErr != nil {
-		// The connection failed before any command ran (dial, TLS, AUTH): go-redis reports
-		// that on the pipeline only.
+	if createErr == nil && pipeErr != nil && info.Err() == nil && (wait == nil || wait.Err() == nil) {
+		// No command has an error of its own: the connection failed before any ran (dial, TLS,
+		// AUTH), which go-redis reports on the pipeline only. A refused WAIT is WAIT's, below.
 		createErr = pipeErr
 	}
 	outcome, err := doorOutcome(createErr)
@@ -97,7 +97,7 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		// The group is in place; only the read-back failed. Report the outcome without info.
 		return outcome, Group{Name: group}, nil //nolint:nilerr // the door succeeded; the read-back is optional
 	}
-	if g, ok := findGroup(groups, group); ok {
+	if g, ok := FindGroup(groups, group); ok {
 		return outcome, g, nil
 	}
 	return outcome, Group{Name: group}, nil

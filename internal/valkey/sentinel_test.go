@@ -2,6 +2,7 @@ package valkey_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,29 @@ func TestClient_SentinelFollowsFailover(t *testing.T) {
 	defer newPrimary.Close()
 	if groups := serverGroups(t, newPrimary, stream); len(groups) != 2 {
 		t.Errorf("new primary groups = %+v, want before and after", groups)
+	}
+}
+
+// TestClient_SentinelACLNeedsWait: with Sentinel the door confirms its write with WAIT by
+// default, so the documented ACL for Sentinel adds +wait; without it the door is loud.
+func TestClient_SentinelACLNeedsWait(t *testing.T) {
+	t.Parallel()
+	st := valkeytest.StartSentinelT(t, 2)
+	ctx, stream := context.Background(), key(t, "stream")
+	sentinel := &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}
+	user, pw := st.Primary.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.ReplicaAckACL)
+	c := newClient(t, valkey.Options{Sentinel: sentinel, Username: user, Password: pw})
+	if outcome, _, err := c.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil || outcome != valkey.Created {
+		t.Fatalf("EnsureGroup with the Sentinel ACL: outcome=%v err=%v", outcome, err)
+	}
+	if denials := st.Primary.ACLDenials(t, user); len(denials) != 0 {
+		t.Errorf("ACL LOG has denials for %s: %v", user, denials)
+	}
+
+	without, pw2 := st.Primary.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	_, _, err := newClient(t, valkey.Options{Sentinel: sentinel, Username: without, Password: pw2}).EnsureGroup(ctx, stream, "audit", valkey.StartNew)
+	var refused *valkey.RefusedError
+	if !errors.As(err, &refused) || refused.Command != "WAIT" || refused.Code() != "NOPERM" {
+		t.Errorf("err = %v, want WAIT refused with NOPERM", err)
 	}
 }

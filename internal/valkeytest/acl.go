@@ -14,9 +14,13 @@ import (
 // TYPE to name what a key holds.
 const DoorACL = "+xgroup|create +xinfo|groups +type"
 
-// MinimalACL is the permission set the provider documents for a single server or Sentinel: the
-// door's, and XINFO STREAM for the plan's replay and skip warnings.
+// MinimalACL is the permission set the provider documents for a single server: the door's, and
+// XINFO STREAM for the plan's replay and skip warnings.
 const MinimalACL = DoorACL + " +xinfo|stream"
+
+// ReplicaAckACL is MinimalACL with WAIT, which the door sends when it waits for replicas
+// (min_replica_acks, on by default with Sentinel).
+const ReplicaAckACL = MinimalACL + " +wait"
 
 // TagPattern is an ACL key pattern matching every key that starts like key up to the end of
 // its hash tag, such as "emq:{orders}*": the keys a test made under its own prefix.
