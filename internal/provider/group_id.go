@@ -52,7 +52,7 @@ func unescapeName(escaped string) (string, error) {
 			b.WriteByte('/')
 			i += 2
 		default:
-			return "", errors.New(`its group name has a "%" that is neither "%25" (a "%") nor "%2F" (a "/")`)
+			return "", errors.New(`its group name has a "%" that is neither "%25" (a "%") nor "%2F" (a "/", with a capital F)`)
 		}
 	}
 	return b.String(), nil

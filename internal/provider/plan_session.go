@@ -17,10 +17,11 @@ type planSession struct {
 	given  map[string]bool
 }
 
-// survey answers like valkey.Client.Survey for checks made while planning. Once the server has
-// failed to answer (unreachable, or a configuration not known yet), it returns that first
-// error again without asking. first is true for the one call that met the error first, so
-// that the caller says it once. A key of another type is an answer, not a failure.
+// survey answers like valkey.Client.Survey for checks made while planning. Once the server could
+// not be reached (or the configuration was not known yet), it returns that first error again
+// without asking: first is true for the one call that met it, so that the caller says it once.
+// Answers about one stream (a key of another type, a refusal such as NOPERM for its key) are
+// not remembered: other streams are still asked.
 func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream string) (survey valkey.Survey, first bool, err error) {
 	s.mu.Lock()
 	failed := s.failed
@@ -29,8 +30,8 @@ func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream 
 		return valkey.Survey{}, false, failed
 	}
 	survey, err = client.Survey(ctx, stream)
-	var wrongType *valkey.WrongTypeError
-	if err == nil || errors.As(err, &wrongType) {
+	var unreachable *valkey.UnreachableError
+	if !errors.As(err, &unreachable) {
 		return survey, false, err
 	}
 	s.mu.Lock()

@@ -19,6 +19,7 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = client.Close() })
 	s := &planSession{}
 	k := testKey(t)
 	rdb.Set(ctx, k, "x", 0)
@@ -36,6 +37,7 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = down.Close() })
 	s, firsts := &planSession{}, 0
 	for i := range 5 {
 		_, first, err := s.survey(ctx, down, "s"+strconv.Itoa(i))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,7 +31,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 		}
 		return fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n%s}\n", url, user, attr) +
 			testAccStreamGroupConfig(stream, "billing", "new") +
-			strings.Replace(testAccStreamGroupConfig(stream, "shipping", secondStart), `"test"`, `"second"`, 1)
+			testAccNamedGroupConfig("second", stream, "shipping", secondStart)
 	}
 	fromEnv := []string{"VALKEY_PASSWORD=" + password}
 	r := newCLIRun(t, config("", "head"))

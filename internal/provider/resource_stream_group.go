@@ -245,7 +245,8 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 		stream, name = identity.Stream.ValueString(), identity.Name.ValueString()
 		if stream == "" || name == "" {
 			resp.Diagnostics.AddError("Invalid Import Identity",
-				fmt.Sprintf("The import identity names stream %q and group %q; both must be non-empty.", stream, name))
+				fmt.Sprintf("The import identity names stream %q and group %q; both must be non-empty. Write the import block's "+
+					"identity as { stream = \"<stream key>\", name = \"<group name>\" }, with both values as they are on the server.", stream, name))
 			return
 		}
 	}

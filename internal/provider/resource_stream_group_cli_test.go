@@ -52,7 +52,7 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Group Start Change Will Not Move The Group", 1,
+	expectWarning(t, diags, "Group Start Change Will Not Move the Group", 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
 	expectWarning(t, diags, "Replaced Consumer Group Will Stay On Server", 0)
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -294,4 +295,28 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 		t.Errorf("identity after Update = %v, want stream and name", got.Identity)
 	}
 	r.run(true, "plan", "-detailed-exitcode")
+}
+
+// TestCLIStreamGroup_refreshRewritesOldIDs: a state written before names were escaped holds the
+// ID "s/team/a" for group "team/a" (the ID of another group); a refresh writes the right one.
+func TestCLIStreamGroup_refreshRewritesOldIDs(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "team/a", "new"))
+	r.run(true, "apply", "-auto-approve")
+	path := filepath.Join(r.dir, "terraform.tfstate")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	escaped, old := strconv.Quote(stream+"/team%2Fa"), strconv.Quote(stream+"/team/a")
+	if !strings.Contains(string(raw), escaped) {
+		t.Fatalf("state does not hold the ID %s", escaped)
+	}
+	writeFile(t, path, strings.ReplaceAll(string(raw), escaped, old))
+
+	r.run(true, "apply", "-refresh-only", "-auto-approve")
+	if got := r.stateGroup("test").ID; got != stream+"/team%2Fa" {
+		t.Errorf("id after refresh = %q, want %q", got, stream+"/team%2Fa")
+	}
 }

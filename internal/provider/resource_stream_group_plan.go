@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
@@ -53,7 +54,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			r.checkDoor(ctx, plan, &resp.Diagnostics)
 		}
 	case !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
-		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move The Group",
+		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move the Group",
 			fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
 				"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
 				"to move it, or choose a new group name to start a group at the new position.",
@@ -76,18 +77,29 @@ func requireStart(plan streamGroupModel, diags *diag.Diagnostics) bool {
 }
 
 // checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read
-// commands only (XINFO GROUPS, and TYPE for a collision), shared per stream. It promises
-// nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
+// commands only (XINFO GROUPS and XINFO STREAM, and TYPE for a collision), once per stream. It
+// promises nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
 func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
 	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.data == nil || r.data.client == nil {
 		return
 	}
-	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
+	stream, name := plan.Stream.ValueString(), plan.Name.ValueString()
 	survey, first, err := r.data.plan.survey(ctx, r.data.client, stream)
-	var wrongType *valkey.WrongTypeError
+	var (
+		wrongType *valkey.WrongTypeError
+		refused   *valkey.RefusedError
+	)
 	switch {
 	case errors.As(err, &wrongType):
 		diags.AddAttributeError(path.Root("stream"), "Consumer Group Cannot Be Created", errorDetail(err, groupSubject(stream, name)))
+	case errors.As(err, &refused):
+		// A refusal is about this stream (NOPERM for its key, say): the others are still checked.
+		if r.data.plan.once("refused " + stream) {
+			diags.AddWarning("Plan-Time Group Check Skipped",
+				fmt.Sprintf("The server would not say whether the planned groups of stream %q already exist, so this plan cannot "+
+					"say which of them will be adopted or what they will replay or skip. Apply still runs the door and fails "+
+					"loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
+		}
 	case err != nil:
 		if first {
 			diags.AddWarning("Plan-Time Group Check Skipped",
@@ -104,9 +116,9 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 	default:
 		if g, found := valkey.FindGroup(survey.Groups, name); found {
 			diags.AddWarning("Consumer Group Will Be Adopted",
-				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared group_start %q "+
+				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared %s "+
 					"will not move its read position. It is at last-delivered-id %s with lag %s.",
-					name, stream, start, g.LastDeliveredID, formatOptional(g.Lag)))
+					name, stream, declaredStart(plan.GroupStart), g.LastDeliveredID, formatOptional(g.Lag)))
 			return
 		}
 		r.warnBacklog(plan, survey, diags)
@@ -129,6 +141,11 @@ func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.S
 					stream, errorDetail(survey.BacklogErr, streamSubject(stream))))
 		}
 	case b.Length == 0: // nothing to replay or to skip
+	case plan.GroupStart.IsUnknown():
+		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Replay Or Skip Existing Entries",
+			fmt.Sprintf("Group %q will be created on stream %q, which holds the %s and group_start is not known yet: "+
+				"\"head\" would hand every one of them to the group, \"new\" would never deliver them to it. "+
+				"Review the value group_start will have before approving.", name, stream, span))
 	case plan.GroupStart.ValueString() == string(valkey.StartHead):
 		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Replay Existing Entries",
 			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s "+
@@ -164,6 +181,14 @@ func entryAt(id string) string {
 		return fmt.Sprintf("%s (%s)", id, t.Format("2006-01-02 15:04:05.000 MST"))
 	}
 	return id
+}
+
+// declaredStart names the group_start a plan declares, which may not be known yet.
+func declaredStart(start types.String) string {
+	if start.IsUnknown() {
+		return "group_start (not known yet)"
+	}
+	return fmt.Sprintf("group_start %q", start.ValueString())
 }
 
 func formatOptional(n *int64) string {

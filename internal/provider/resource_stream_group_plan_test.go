@@ -52,7 +52,7 @@ func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	stream := testKey(t)
 	config := testAccProviderConfig(down)
 	for i := range 3 {
-		config += strings.Replace(testAccStreamGroupConfig(stream, fmt.Sprintf("g%d", i), "new"), `"test"`, fmt.Sprintf(`"g%d"`, i), 1)
+		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "new")
 	}
 	r := newCLIRun(t, config)
 	diags := r.run(true, "plan")
@@ -111,7 +111,7 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 
 	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = \"planner-pw\"\n}\n", testServer(t).URL(), user) +
 		testAccStreamGroupConfig(existing, "billing", "new") +
-		strings.Replace(testAccStreamGroupConfig(fresh, "billing", "new"), `"test"`, `"fresh"`, 1)
+		testAccNamedGroupConfig("fresh", fresh, "billing", "new")
 	diags := newCLIRun(t, config).run(true, "plan")
 	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, existing)
 	expectWarning(t, diags, "Stream Will Be Created", 1, fresh)

@@ -94,12 +94,23 @@ func TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream(t *testin
 	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+proxy.Addr()+"/0")
 	for i := range 10 {
 		start := []string{"head", "new"}[i%2]
-		config += fmt.Sprintf("\nresource \"valkey_stream_group\" \"g%d\" {\n  stream      = %q\n  name        = \"g%d\"\n  group_start = %q\n}\n", i, stream, i, start)
+		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), start)
 	}
 	r := newCLIRun(t, config)
 	diags := r.run(true, "plan")
 	expectWarning(t, diags, replaySummary, 5, "3 entries")
 	expectWarning(t, diags, skipSummary, 5, "3 entries")
+	for i := range 10 { // each group its own warning, not one group ten times
+		named := 0
+		for _, d := range diags {
+			if strings.Contains(d.Detail, fmt.Sprintf("Group %q will be created", fmt.Sprintf("g%d", i))) {
+				named++
+			}
+		}
+		if named != 1 {
+			t.Errorf("group g%d is named by %d warnings, want 1", i, named)
+		}
+	}
 	trips, _ := proxy.Take()
 	if trips["XINFO GROUPS + XINFO STREAM"] != 1 {
 		t.Errorf("round trips by what they carried: %v; want exactly one XINFO GROUPS + XINFO STREAM for the stream", trips)
@@ -121,14 +132,68 @@ func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
 	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw) +
 		testAccStreamGroupConfig(stream, "existing", "new") +
-		strings.Replace(testAccStreamGroupConfig(stream, "billing", "head"), `"test"`, `"billing"`, 1) +
-		strings.Replace(testAccStreamGroupConfig(stream, "audit", "new"), `"test"`, `"audit"`, 1)
+		testAccNamedGroupConfig("billing", stream, "billing", "head") +
+		testAccNamedGroupConfig("audit", stream, "audit", "new")
 	diags := newCLIRun(t, config).run(true, "plan")
 	expectWarning(t, diags, "Replay Check Skipped", 1, stream, "+xinfo|stream", "NOPERM")
 	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, "existing")
 	expectWarning(t, diags, replaySummary, 0)
 	expectWarning(t, diags, skipSummary, 0)
 	expectWarning(t, diags, "Plan-Time Group Check Skipped", 0)
+}
+
+// TestCLIStreamGroup_renameOnAStreamWithEntriesWarns: a replacement that creates a group (a new
+// name) makes the same decision as a create, and the plan says so.
+func TestCLIStreamGroup_renameOnAStreamWithEntriesWarns(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	r.run(true, "apply", "-auto-approve")
+	seedEntries(t, stream)
+	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "head"))
+	diags := r.run(true, "plan")
+	expectWarning(t, diags, "Replaced Consumer Group Will Stay On Server", 1, `group "billing"`)
+	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created", "invoicing"), "3 entries", firstEntry)
+}
+
+// TestCLIStreamGroup_unknownGroupStartNamesBothOutcomes: a group_start known only at apply
+// must not be read as "new": the plan names what each value would do.
+func TestCLIStreamGroup_unknownGroupStartNamesBothOutcomes(t *testing.T) {
+	t.Parallel()
+	stream := testKey(t)
+	seedEntries(t, stream)
+	diags := newCLIRun(t, testAccProviderConfig(testServer(t))+fmt.Sprintf(`
+resource "terraform_data" "start" {
+  input = "head"
+}
+
+resource "valkey_stream_group" "test" {
+  stream      = %q
+  name        = "billing"
+  group_start = terraform_data.start.output
+}
+`, stream)).run(true, "plan")
+	expectWarning(t, diags, "New Group Will Replay Or Skip Existing Entries", 1, "group_start is not known yet",
+		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", firstEntry, lastEntry)
+	expectOnGroupStart(t, diags, "New Group Will Replay Or Skip Existing Entries")
+	expectWarning(t, diags, replaySummary, 0)
+	expectWarning(t, diags, skipSummary, 0)
+}
+
+// TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked: a refusal about one stream (the
+// user may not read its key) is said for that stream; the other streams are still checked.
+func TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked(t *testing.T) {
+	t.Parallel()
+	readable, forbidden := testKey(t), testKey(t)
+	seedEntries(t, readable)
+	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(readable), valkeytest.MinimalACL)
+	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw)
+	for i, stream := range []string{readable, forbidden, forbidden, forbidden} {
+		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "head")
+	}
+	diags := newCLIRun(t, config).run(true, "plan")
+	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "g0", readable))
+	expectWarning(t, diags, "Plan-Time Group Check Skipped", 1, fmt.Sprintf("planned groups of stream %q", forbidden), "NOPERM")
 }
 
 func seedEntries(t *testing.T, stream string) {

@@ -19,13 +19,18 @@ import (
 )
 
 func testAccStreamGroupConfig(stream, name, start string) string {
-	return fmt.Sprintf(`
-resource "valkey_stream_group" "test" {
-  stream      = %[1]q
-  name        = %[2]q
-  group_start = %[3]q
+	return testAccNamedGroupConfig("test", stream, name, start)
 }
-`, stream, name, start)
+
+// testAccNamedGroupConfig declares valkey_stream_group.<resource>.
+func testAccNamedGroupConfig(resource, stream, name, start string) string {
+	return fmt.Sprintf(`
+resource "valkey_stream_group" %[1]q {
+  stream      = %[2]q
+  name        = %[3]q
+  group_start = %[4]q
+}
+`, resource, stream, name, start)
 }
 
 // testAccCheckGroupsStay is a CheckDestroy: after destroy the groups must STILL be there.

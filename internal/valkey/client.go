@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Client is one shared connection pool per provider instance. It dials nothing until a
+// Client is one connection pool, shared by all its callers. It dials nothing until a
 // command needs the server.
 type Client struct {
 	addr       string

@@ -21,40 +21,38 @@ type Group struct {
 
 // Group finds one group on stream. found is false when the stream or the group is missing;
 // err is set only when the server could not answer or the key is not a stream. Answers are
-// shared per stream for the client's life (one Terraform command), and always reflect the
-// doors this client ran; counters such as pending may be as old as that.
+// shared per stream for the client's life, and always reflect the doors this client ran;
+// counters such as pending may be as old as that.
 func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found bool, err error) {
-	sg, err := c.streamGroups(ctx, stream)
+	sg, err := c.cached(ctx, stream, "groups", func(streamGroups) bool { return true }, c.fetchGroups)
 	if err != nil || !sg.exists {
 		return Group{}, false, err
 	}
-	g, found = findGroup(sg.groups, name)
+	g, found = FindGroup(sg.groups, name)
 	return g, found, nil
 }
 
-// Groups lists the groups on stream; exists is false when the key is missing.
-func (c *Client) Groups(ctx context.Context, stream string) (groups []Group, exists bool, err error) {
-	sg, err := c.streamGroups(ctx, stream)
-	return sg.groups, sg.exists, err
-}
-
-// streamGroups answers XINFO GROUPS once per stream for all callers in this provider process:
-// a refresh of many groups on one stream costs one command. The door invalidates the entry.
-func (c *Client) streamGroups(ctx context.Context, stream string) (streamGroups, error) {
-	if sg, ok := c.groups.load(stream); ok {
+// cached answers stream from the cache when the entry there will do (usable), and otherwise
+// fetches once for every caller of the same kind in the same generation, storing the answer
+// before the flight ends so that no caller falls between: a refresh of many groups on one
+// stream costs one fetch. Callers share a fetch only within one generation, so none gets an
+// answer older than a door this client ran. The fetch outlives a caller that gives up, since
+// others may wait for it; the client's own timeouts bound it.
+func (c *Client) cached(ctx context.Context, stream, kind string, usable func(streamGroups) bool,
+	fetch func(context.Context, string) (streamGroups, error)) (streamGroups, error) {
+	if sg, ok := c.groups.load(stream); ok && usable(sg) {
 		return sg, nil
 	}
 	gen := c.groups.generation(stream)
-	// Callers share a fetch only within one generation, so none gets an answer older than a Create.
-	v, err, _ := c.groups.flight.Do(fmt.Sprintf("%d/%s", gen, stream), func() (any, error) {
+	v, err, _ := c.groups.flight.Do(fmt.Sprintf("%s/%d/%s", kind, gen, stream), func() (any, error) {
 		// A caller that missed the cache just before an earlier fetch stored its answer
 		// starts a new flight: it finds that answer here instead of asking again.
-		if sg, ok := c.groups.load(stream); ok {
+		if sg, ok := c.groups.load(stream); ok && usable(sg) {
 			return sg, nil
 		}
-		sg, err := c.fetchGroups(ctx, stream)
+		sg, err := fetch(context.WithoutCancel(ctx), stream)
 		if err == nil {
-			c.groups.store(stream, gen, sg) // before the flight ends, so no caller falls between
+			c.groups.store(stream, gen, sg)
 		}
 		return sg, err
 	})
@@ -81,7 +79,8 @@ func (c *Client) fetchGroups(ctx context.Context, stream string) (streamGroups, 
 	return streamGroups{exists: true, groups: groups}, nil
 }
 
-func findGroup(groups []Group, name string) (Group, bool) {
+// FindGroup picks the group called name out of a list of groups.
+func FindGroup(groups []Group, name string) (Group, bool) {
 	for _, g := range groups {
 		if g.Name == name {
 			return g, true
@@ -139,7 +138,7 @@ type streamGroups struct {
 	survey *Survey // set when the answer came from Survey, which reads the backlog too
 }
 
-// groupCache keeps the last XINFO GROUPS answer per stream for one provider process. A
+// groupCache keeps the last XINFO GROUPS answer per stream for the client's life. A
 // generation per stream stops an answer fetched before a Create from overwriting the
 // fresher one the Create read back.
 type groupCache struct {
@@ -154,17 +153,6 @@ func (gc *groupCache) load(stream string) (streamGroups, bool) {
 	defer gc.mu.Unlock()
 	sg, ok := gc.streams[stream]
 	return sg, ok
-}
-
-// loadSurvey is the cached Survey of stream, when the cached answer came from one.
-func (gc *groupCache) loadSurvey(stream string) (Survey, bool) {
-	gc.mu.Lock()
-	defer gc.mu.Unlock()
-	sg, ok := gc.streams[stream]
-	if !ok || sg.survey == nil {
-		return Survey{}, false
-	}
-	return *sg.survey, true
 }
 
 func (gc *groupCache) generation(stream string) uint64 {
@@ -197,20 +185,15 @@ func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroup
 		gc.streams = map[string]streamGroups{}
 	}
 	if gc.gens[stream] == gen {
-		// A door adds no entries, so a survey's backlog stays true with the new groups.
-		if old, ok := gc.streams[stream]; ok && old.survey != nil {
-			s := *old.survey
-			s.Exists, s.Groups = sg.exists, sg.groups
-			sg.survey = &s
-		}
-		gc.streams[stream] = sg
+		gc.streams[stream] = withSurveyOf(gc.streams[stream], sg)
 	} else {
 		delete(gc.streams, stream)
 	}
 	gc.gens[stream]++
 }
 
-// store keeps sg unless stream changed generation since the caller's read began.
+// store keeps sg unless stream changed generation since the caller's read began. A survey
+// already there outlives a plain XINFO GROUPS answer of the same generation, with its groups.
 func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
@@ -220,8 +203,16 @@ func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 	if gc.streams == nil {
 		gc.streams = map[string]streamGroups{}
 	}
-	gc.streams[stream] = sg
+	gc.streams[stream] = withSurveyOf(gc.streams[stream], sg)
 }
 
-// FindGroup picks the group called name out of a Groups answer.
-func FindGroup(groups []Group, name string) (Group, bool) { return findGroup(groups, name) }
+// withSurveyOf is sg, carrying old's survey when sg has none: neither a plain XINFO GROUPS
+// answer nor a door changes the backlog, only the groups.
+func withSurveyOf(old, sg streamGroups) streamGroups {
+	if sg.survey == nil && old.survey != nil {
+		s := *old.survey
+		s.Exists, s.Groups = sg.exists, sg.groups
+		sg.survey = &s
+	}
+	return sg
+}

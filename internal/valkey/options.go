@@ -41,7 +41,6 @@ type Options struct {
 	DialTimeout    time.Duration // 0: DefaultDialTimeout
 	CommandTimeout time.Duration // 0: DefaultCommandTimeout
 	MaxRetries     *int          // nil: DefaultMaxRetries; 0: no retries
-	PoolSize       int           // 0: go-redis's default (10 per CPU)
 
 	// MinReplicaAcks > 0 makes the door confirm its write with WAIT: at least this many
 	// replicas must acknowledge it within ReplicaAckTimeout. nil: DefaultSentinelReplicaAcks
@@ -93,7 +92,6 @@ func resolve(opts Options) (settings, error) {
 		Username:      opts.Username,
 		Password:      opts.Password,
 		TLSConfig:     tlsConfig,
-		PoolSize:      opts.PoolSize,
 		DialTimeout:   orDefault(opts.DialTimeout, DefaultDialTimeout),
 		ReadTimeout:   orDefault(opts.CommandTimeout, DefaultCommandTimeout),
 		WriteTimeout:  orDefault(opts.CommandTimeout, DefaultCommandTimeout),

@@ -77,7 +77,7 @@ func (c *Client) GroupDetail(ctx context.Context, stream, name string) (Group, [
 	if err != nil {
 		return Group{}, nil, err
 	}
-	g, found := findGroup(parsed, name)
+	g, found := FindGroup(parsed, name)
 	if !found {
 		return Group{}, nil, &NotFoundError{Stream: stream, Group: name}
 	}

@@ -2,7 +2,6 @@ package valkey
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +17,7 @@ type Backlog struct {
 	LastID  string
 }
 
-// Survey is what a plan needs to know of a stream before groups are created on it, read in one
+// Survey is what to know of a stream before groups are created on it, read in one
 // round trip: whether it exists, its groups, and its backlog.
 type Survey struct {
 	Exists  bool
@@ -30,33 +29,19 @@ type Survey struct {
 }
 
 // Survey reads stream's groups and backlog with XINFO GROUPS and XINFO STREAM in one pipeline,
-// once per stream for all callers in this client's life (one Terraform command); the groups it
-// read also answer later calls of Group and Groups. A missing key is a survey with Exists false;
-// an error is returned only when the groups could not be read (unreachable, or a key of
-// another type).
+// once per stream for all callers in this client's life; the groups it read also answer Group.
+// A missing key is a survey with Exists false; an error is returned only when the groups could
+// not be read (unreachable, refused, or a key of another type).
 func (c *Client) Survey(ctx context.Context, stream string) (Survey, error) {
-	if s, ok := c.groups.loadSurvey(stream); ok {
-		return s, nil
-	}
-	gen := c.groups.generation(stream)
-	v, err, _ := c.groups.flight.Do(fmt.Sprintf("survey/%d/%s", gen, stream), func() (any, error) {
-		if s, ok := c.groups.loadSurvey(stream); ok {
-			return s, nil
-		}
-		s, err := c.fetchSurvey(ctx, stream)
-		if err == nil {
-			c.groups.store(stream, gen, streamGroups{exists: s.Exists, groups: s.Groups, survey: &s})
-		}
-		return s, err
-	})
+	sg, err := c.cached(ctx, stream, "survey", func(sg streamGroups) bool { return sg.survey != nil }, c.fetchSurvey)
 	if err != nil {
 		return Survey{}, err
 	}
-	s, _ := v.(Survey) // the flight only ever returns a Survey
-	return s, nil
+	return *sg.survey, nil
 }
 
-func (c *Client) fetchSurvey(ctx context.Context, stream string) (Survey, error) {
+// fetchSurvey asks the server; the groups are the survey's, and answer Group too.
+func (c *Client) fetchSurvey(ctx context.Context, stream string) (streamGroups, error) {
 	var groups *redis.Cmd
 	var info *redis.XInfoStreamCmd
 	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -66,23 +51,23 @@ func (c *Client) fetchSurvey(ctx context.Context, stream string) (Survey, error)
 	})
 	err := cmdErr(groups, pipeErr)
 	if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
-		return Survey{}, nil
+		return streamGroups{survey: &Survey{}}, nil
 	}
 	if err != nil {
-		return Survey{}, c.classify(ctx, "XINFO GROUPS", stream, err)
+		return streamGroups{}, c.classify(ctx, "XINFO GROUPS", stream, err)
 	}
 	parsed, err := parseGroups(groups.Val())
 	if err != nil {
-		return Survey{}, err
+		return streamGroups{}, err
 	}
-	s := Survey{Exists: true, Groups: parsed}
+	s := &Survey{Exists: true, Groups: parsed}
 	if err := info.Err(); err != nil {
 		s.BacklogErr = c.classify(ctx, "XINFO STREAM", stream, err)
-		return s, nil
+	} else {
+		v := info.Val()
+		s.Backlog = Backlog{Length: v.Length, FirstID: v.FirstEntry.ID, LastID: v.LastEntry.ID}
 	}
-	v := info.Val()
-	s.Backlog = Backlog{Length: v.Length, FirstID: v.FirstEntry.ID, LastID: v.LastEntry.ID}
-	return s, nil
+	return streamGroups{exists: true, groups: parsed, survey: s}, nil
 }
 
 // EntryTime is when the entry with this ID was added, as its ID says: an entry ID's first part

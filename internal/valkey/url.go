@@ -55,8 +55,11 @@ func ParseURL(raw string) (*redis.Options, error) {
 		// message, since a query may carry a secret.
 		params := slices.Sorted(maps.Keys(u.Query()))
 		redacted, _, _ := strings.Cut(RedactURL(raw), "?")
-		return nil, &URLError{URL: redacted + "?...", Params: params,
-			Reason: fmt.Sprintf("it has query parameters (%s); settings are not read from the URL", strings.Join(params, ", "))}
+		reason := "it has a query string; settings are not read from the URL"
+		if len(params) > 0 {
+			reason = fmt.Sprintf("it has query parameters (%s); settings are not read from the URL", strings.Join(params, ", "))
+		}
+		return nil, &URLError{URL: redacted + "?...", Params: params, Reason: reason}
 	}
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
