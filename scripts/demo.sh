@@ -26,7 +26,7 @@ failed() {
 work=$(mktemp -d -t valkey-demo-XXXXXX)
 server_pid='' build_pid=''
 cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null; fi
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; fi
   if [ -n "$build_pid" ]; then kill "$build_pid" 2>/dev/null; fi
   rm -rf "$work"
 }
@@ -91,8 +91,7 @@ cp examples/demo/main.tf "$work/config/"
 tf() { "$cli" -chdir="$work/config" "$@"; }
 # The dev-override notice is for provider developers; the rest of the CLI's output is the demo.
 quiet_overrides() {
-  grep -v -e 'Provider development overrides' -e 'dev_overrides' -e '^ - echomq/valkey' -e 'registry.*echomq/valkey in' \
-    -e 'The behavior may therefore' -e 'plugin stable' -e 'published releases' -e '^│ *$' || true
+  awk '/Provider development overrides are in effect/ { skip = 1 } !skip && !/^│ *$/ { print } skip && /releases\.$/ { skip = 0 }'
 }
 
 # One line per group: name, last-delivered-id, lag (raw replies come 12 lines per group).
@@ -113,25 +112,18 @@ say "$(basename "$cli") plan: what a reviewer sees before approving"
 tf plan -no-color -out=tfplan 2>&1 | quiet_overrides
 
 say "$(basename "$cli") apply tfplan: what apply did"
-# Terraform plans each resource again during apply and prints the plan's warnings a second
-# time; the demo shows what apply did (and its own warnings) once. Without jq, everything.
-if command -v jq >/dev/null; then
-  tf apply -json tfplan 2>&1 | jq -r '
-    select(.type == "apply_complete" or .type == "outputs" or
-      (.type == "diagnostic" and (.diagnostic.summary | test("Will|Check Skipped|development overrides") | not))) |
-    if .type == "apply_complete" then "  \(.hook.resource.addr): \(.hook.action)d"
-    elif .type == "outputs" then "Apply complete."
-    else "\nWarning: \(.diagnostic.summary)\n\n\(.diagnostic.detail)\n" end' 2>/dev/null \
-    || tf apply -no-color tfplan 2>&1 | quiet_overrides
-else
-  tf apply -no-color tfplan 2>&1 | quiet_overrides
-fi
+# Terraform plans each resource again during apply and prints that plan's warnings a second
+# time; the demo shows the plan once (above) and here what apply did, with apply's own warnings.
+tf apply -no-color tfplan 2>&1 | quiet_overrides | awk '
+  /^Warning: (New Group Will|Consumer Group Will Be|Stream Will Be|Replay Check|Plan-Time)/ { skip = 1; next }
+  /^(Warning|Error):|^Apply complete|^Outputs:|^valkey_stream_group/                        { skip = 0 }
+  !skip'
 
 say "The groups as the server sees them (XINFO GROUPS $stream)"
 show_groups
 
 say "$(basename "$cli") destroy"
-tf destroy -auto-approve -no-color 2>&1 | quiet_overrides | grep -E 'Warning:|forgets|Destroy complete|Destruction complete' || true
+tf destroy -auto-approve -no-color 2>&1 | quiet_overrides | awk '/^Warning: Consumer Group (Left|Will Stay) On Server/ { w = 1 } w || /Destroy complete|Destruction complete/ { print } /^$/ && w && ++blank == 2 { w = 0; blank = 0 }'
 
 say "After destroy, the groups and entries are still there"
 show_groups

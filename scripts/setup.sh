@@ -122,7 +122,8 @@ install_lint() {
 
 install_goreleaser() {
   # The release check lists the zips it makes.
-  command -v unzip >/dev/null || quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip
+  command -v unzip >/dev/null || quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip \
+    || { quietly as_root apt-get update && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip; }
   local out
   [ -x "$BIN_DIR/goreleaser" ] && out=$("$BIN_DIR/goreleaser" --version 2>/dev/null) \
     && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0

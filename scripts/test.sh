@@ -77,7 +77,8 @@ resolve_cli() {
 }
 
 say "setup"
-scripts/setup.sh valkey redis tofu lint goreleaser >/dev/null
+# Modules first, so that no lane's JSON stream carries the go command's download lines.
+scripts/setup.sh valkey redis tofu lint goreleaser >/dev/null && go mod download
 record setup $?
 
 if wants gates; then
@@ -102,7 +103,7 @@ if wants acc; then
       continue
     fi
     if [ -n "$cli_skip" ]; then
-      echo "$entry: not run: $cli_skip" >>"$summary"
+      echo "$entry: NOT RUN: $cli_skip" >>"$summary"
       continue
     fi
     env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
