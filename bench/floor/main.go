@@ -20,9 +20,10 @@ import (
 )
 
 func main() {
-	pluginlog.QuietUnlessWanted()           // the same logging as main.go: the floor pays what we pay
 	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
-	err := providerserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
+	// Served as main.go serves ours (same logging, same release of ended requests): the floor
+	// pays what we pay.
+	err := pluginlog.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",
 	})
 	stop()
