@@ -91,7 +91,8 @@ func main() {
 			}
 			per := "—"
 			if prev != nil {
-				per = fmt.Sprintf("%.1f", (float64(m.heapInuse)-float64(prev.heapInuse))/float64(n-prev.n)/1000)
+				kb := (float64(m.heapInuse) - float64(prev.heapInuse)) / float64(n-prev.n) / 1000
+				per = fmt.Sprintf("%.1f", max(kb, 0)) // GC noise can make a flat heap shrink a little
 			}
 			held := "—"
 			if m.held >= 0 {
