@@ -33,10 +33,11 @@ type frameworkServer interface {
 // context.WithCancel and appends the cancel function to a slice that only StopProvider
 // empties. Terraform sends StopProvider on interrupt only, so every request's whole context
 // (its SDK and provider loggers, their options, the gRPC stream's metadata) stays reachable
-// until the process exits: some 12 KB per request, 98 KB per resource in a plan. The
-// framework's StopProvider does nothing but cancel and forget those contexts; called when no
-// request is running, it cancels only contexts whose requests have returned, which nothing
-// reads any more (gRPC cancels them itself as each stream ends).
+// until the process exits: 12 KB (GetMetadata) to some 25 KB (resource requests) per request,
+// 98 KB per resource in a plan. The framework's StopProvider does nothing but cancel and
+// forget those contexts; called when no request is running, it cancels only contexts whose
+// requests have returned, which nothing reads any more (gRPC cancels them itself as each
+// stream ends).
 type releasingServer struct {
 	down frameworkServer
 	// running is read-held by each request for as long as it runs; a release write-locks it
