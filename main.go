@@ -19,9 +19,8 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers like delve")
 	flag.Parse()
-	pluginlog.QuietUnlessWanted()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+	err := pluginlog.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkey",
 		Debug:   debug,
 	})

@@ -20,9 +20,10 @@ import (
 )
 
 func main() {
-	pluginlog.QuietUnlessWanted()           // the same logging as main.go: the floor pays what we pay
 	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
-	err := providerserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
+	// Served as main.go serves ours (same logging, same release of ended requests): the floor
+	// pays what we pay.
+	err := pluginlog.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",
 	})
 	stop()
@@ -58,9 +59,23 @@ func (floorProvider) DataSources(context.Context) []func() datasource.DataSource
 
 func (floorProvider) Functions(context.Context) []func() function.Function { return nil }
 
-// floorGroup has valkey_stream_group's schema (same validators and plan modifiers) and does
-// the least a resource can: Create fills the computed attributes, the rest keep state as is.
+// floorGroup has valkey_stream_group's schema and identity schema (same validators and plan
+// modifiers) and does the least a resource can: Create fills the computed attributes and the
+// identity, the rest keep state as is and fill the identity where the framework asks for one.
 type floorGroup struct{}
+
+var _ resource.ResourceWithIdentity = floorGroup{}
+
+type floorIdentity struct {
+	Stream types.String `tfsdk:"stream"`
+	Name   types.String `tfsdk:"name"`
+}
+
+func (floorGroup) IdentitySchema(ctx context.Context, req resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	if withIdentity, ok := valkeyprovider.NewStreamGroupResource().(resource.ResourceWithIdentity); ok {
+		withIdentity.IdentitySchema(ctx, req, resp)
+	}
+}
 
 type floorGroupModel struct {
 	ID         types.String `tfsdk:"id"`
@@ -87,13 +102,14 @@ func (floorGroup) Create(ctx context.Context, req resource.CreateRequest, resp *
 	plan.ID = types.StringValue(plan.Stream.ValueString() + "/" + plan.Name.ValueString())
 	plan.Adopted = types.BoolValue(false)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, floorIdentity{Stream: plan.Stream, Name: plan.Name})...)
 }
 
-// Read keeps the prior state, which the framework has already copied into resp.State.
+// Read keeps the prior state and identity, which the framework has already copied into resp.
 func (floorGroup) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
 
 func (floorGroup) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	resp.State.Raw = req.Plan.Raw
+	resp.State.Raw = req.Plan.Raw // the identity, planned, is already in resp
 }
 
 // Delete leaves nothing to do: the framework removes the resource from state.

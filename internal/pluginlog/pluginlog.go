@@ -1,4 +1,5 @@
-// Package pluginlog decides how much the plugin SDK logs.
+// Package pluginlog decides how much the plugin SDK logs, and how long the SDK keeps each
+// request's logger state: Serve is the one way our binaries serve a provider.
 package pluginlog
 
 import "os"

@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ var ops = []string{"apply", "plan", "destroy"}
 
 type config struct {
 	sizes       []int
+	rssSizes    []int
 	reps        int
 	parallelism int
 	terraform   string
@@ -43,15 +45,17 @@ type config struct {
 func main() {
 	home, _ := os.UserHomeDir()
 	var (
-		cfg   config
-		sizes string
-		quick bool
+		cfg      config
+		sizes    string
+		rssSizes string
+		quick    bool
 	)
 	flag.StringVar(&sizes, "sizes", "100,500,1000", "comma-separated N (groups); each runs with K = N/10 and K = N streams")
-	flag.IntVar(&cfg.reps, "reps", 3, "timed repetitions of apply, plan, destroy per subject and shape")
-	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1, no report unless -report is given")
+	flag.StringVar(&rssSizes, "rss-sizes", "1000,2500", "comma-separated N for the peak-RSS series (K = N/10, one run each); empty skips it")
+	flag.IntVar(&cfg.reps, "reps", 3, "timed repetitions of apply, plan, destroy per subject and shape; 0 skips the timed runs and round trips")
+	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250, no report unless -report is given")
 	flag.IntVar(&cfg.parallelism, "parallelism", 10, "terraform -parallelism")
-	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform"), "Terraform 1.5.7 binary")
+	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.5.7"), "Terraform 1.5.7 binary (make bench passes the one scripts/setup.sh built)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "work directory for binaries, configurations, state and profiles (gitignored)")
 	flag.StringVar(&cfg.report, "report", "BENCHMARKS.md", "report to write; empty writes none")
 	flag.StringVar(&cfg.notes, "notes", "bench/notes.md", "hand-written analysis appended to the report when the file exists")
@@ -59,25 +63,45 @@ func main() {
 	flag.Parse()
 	if quick {
 		sizes, cfg.reps = "100", 1
+		if !isFlagSet("rss-sizes") {
+			rssSizes = "100,250"
+		}
 		if !isFlagSet("report") {
 			cfg.report = ""
 		}
 	}
-	for s := range strings.SplitSeq(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 10 {
-			fatalf("bad -sizes entry %q: want integers >= 10", s)
-		}
-		cfg.sizes = append(cfg.sizes, n)
+	cfg.sizes = parseSizes("sizes", sizes)
+	if len(cfg.sizes) == 0 {
+		fatalf("-sizes names no N")
 	}
-	if cfg.reps < 1 {
-		fatalf("-reps must be at least 1")
+	cfg.rssSizes = parseSizes("rss-sizes", rssSizes)
+	if !slices.IsSorted(cfg.rssSizes) {
+		fatalf("-rss-sizes must be in increasing order")
+	}
+	if cfg.reps < 0 {
+		fatalf("-reps must be 0 or more")
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if err := run(ctx, cfg); err != nil {
 		fatalf("%v", err)
 	}
+}
+
+// parseSizes reads a comma-separated list of N (each at least 10); empty is none.
+func parseSizes(name, list string) []int {
+	var ns []int
+	if strings.TrimSpace(list) == "" {
+		return nil
+	}
+	for s := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 10 {
+			fatalf("bad -%s entry %q: want integers >= 10", name, s)
+		}
+		ns = append(ns, n)
+	}
+	return ns
 }
 
 func isFlagSet(name string) bool {
@@ -154,6 +178,9 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	for _, sh := range shapes {
+		if cfg.reps == 0 {
+			break
+		}
 		logf("round trips %s", sh)
 		sub := subjects[0]
 		if err := rdb.FlushAll(ctx).Err(); err != nil {
@@ -210,6 +237,21 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 
+	if err := rssSeries(ctx, cfg, out, tf, rdb, urlEnv, res); err != nil {
+		return err
+	}
+	check, err := checkTFLog(ctx, out, tf, rdb, urlEnv)
+	if err != nil {
+		return err
+	}
+	res.logCheck = &check
+	if res.rpcTable, err = rpcReproduction(ctx, bins.rpcrss); err != nil {
+		return err
+	}
+	if err := writeReport(false); err != nil {
+		return err
+	}
+
 	if cfg.pprof {
 		if err := profile(ctx, cfg, out, bins, tf, rdb, srv.URL(), res); err != nil {
 			return err
@@ -262,12 +304,13 @@ func subjectsFor(sh shape) []subject {
 	return subjects
 }
 
-type binaries struct{ real, wrap, prof string }
+type binaries struct{ real, wrap, prof, rpcrss string }
 
 // build compiles our provider (exactly as `make build`), the plugin floor, the RSS wrapper
 // (installed under both provider names) and the profiling build of ours.
 func build(ctx context.Context, out string) (binaries, error) {
-	b := binaries{real: filepath.Join(out, "bin", "real"), wrap: filepath.Join(out, "bin", "wrap"), prof: filepath.Join(out, "bin", "prof")}
+	b := binaries{real: filepath.Join(out, "bin", "real"), wrap: filepath.Join(out, "bin", "wrap"), prof: filepath.Join(out, "bin", "prof"),
+		rpcrss: filepath.Join(out, "bin", "rpcrss")}
 	for _, step := range []struct{ dst, pkg string }{
 		{filepath.Join(b.real, "terraform-provider-valkey"), "."},
 		{filepath.Join(b.real, "terraform-provider-valkeyfloor"), "./bench/floor"},
@@ -275,6 +318,7 @@ func build(ctx context.Context, out string) (binaries, error) {
 		{filepath.Join(b.wrap, "terraform-provider-valkeyfloor"), "./bench/cmd/rsswrap"},
 		{filepath.Join(b.prof, "terraform-provider-valkey"), "./bench/cmd/valkeyprof"},
 		{filepath.Join(b.prof, "terraform-provider-valkeyfloor"), "./bench/floor"},
+		{b.rpcrss, "./bench/cmd/rpcrss"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", step.dst, step.pkg)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

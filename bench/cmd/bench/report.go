@@ -120,6 +120,9 @@ type results struct {
 	cmds     map[sampleKey][]map[string]int64
 	trips    map[sampleKey]tripCount
 	profiles []profileTop
+	rss      map[rssKey]opResult
+	logCheck *logCheck
+	rpcTable string // bench/cmd/rpcrss's output
 }
 
 type profileTop struct {
@@ -128,7 +131,7 @@ type profileTop struct {
 
 func newResults(env envInfo, shapes []shape) *results {
 	return &results{Env: env, shapes: shapes, samples: map[sampleKey][]opResult{},
-		cmds: map[sampleKey][]map[string]int64{}, trips: map[sampleKey]tripCount{}}
+		cmds: map[sampleKey][]map[string]int64{}, trips: map[sampleKey]tripCount{}, rss: map[rssKey]opResult{}}
 }
 
 func (r *results) add(sh shape, sub, op string, res opResult, cmds map[string]int64) {
@@ -255,45 +258,13 @@ type rendered struct{ tables, full string }
 
 func (r *results) markdown(cfg config) rendered {
 	var t strings.Builder
-	fmt.Fprintf(&t, "### Time per Terraform command: median (min–max) over %d runs\n\n", r.Env.RepsDone)
-	t.WriteString("| Shape | Command | valkey (ours) | plugin floor | core floor | ours / plugin floor, wall | ours / plugin floor, CPU | plugin floor / core floor |\n")
-	t.WriteString("|---|---|---|---|---|---|---|---|\n")
-	for _, sh := range r.shapes {
-		for _, op := range ops {
-			o, p, c := r.wall(sampleKey{sh, "ours", op}), r.wall(sampleKey{sh, "plugin", op}), r.wall(sampleKey{sh, "core", op})
-			core, coreRatio := "—", "—"
-			if c.med > 0 {
-				core, coreRatio = secs(c), fmt.Sprintf("%.1fx", p.med/c.med)
-			}
-			fmt.Fprintf(&t, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sh, op, secs(o), secs(p), core,
-				times(r.ratio(sh, op, false)), times(r.ratio(sh, op, true)), coreRatio)
-		}
+	if r.Env.RepsDone > 0 {
+		r.timedTables(&t)
 	}
-	t.WriteString("\n### Server work per command (ours)\n\n")
-	t.WriteString("Commands: median over the timed runs. Round trips: the extra proxied run, grouped by the commands each carried.\n\n")
-	t.WriteString("| Shape | Command | server commands | by command | round trips | round trips by what they carried | connections |\n")
-	t.WriteString("|---|---|---|---|---|---|---|\n")
-	for _, sh := range r.shapes {
-		for _, op := range ops {
-			k := sampleKey{sh, "ours", op}
-			total, by := r.commands(k)
-			tc := r.trips[k]
-			fmt.Fprintf(&t, "| %s | %s | %g | %s | %d | %s | %d |\n", sh, op, total, breakdown(by), tc.total(), tc.describe(), tc.conns)
-		}
-	}
-	t.WriteString("\n### Provider processes: peak RSS and CPU (median)\n\n")
-	t.WriteString("| Shape | Command | peak RSS ours, MiB | peak RSS plugin floor, MiB | provider CPU ours, s | provider CPU plugin floor, s | Terraform CPU ours, s | Terraform CPU plugin floor, s | provider processes |\n")
-	t.WriteString("|---|---|---|---|---|---|---|---|---|\n")
-	for _, sh := range r.shapes {
-		for _, op := range ops {
-			o, p := sampleKey{sh, "ours", op}, sampleKey{sh, "plugin", op}
-			procs := 0
-			if s := r.samples[o]; len(s) > 0 {
-				procs = s[0].Plugins
-			}
-			fmt.Fprintf(&t, "| %s | %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %d |\n", sh, op, r.rssMiB(o).med, r.rssMiB(p).med,
-				r.cpu(o, true).med, r.cpu(p, true).med, r.cpu(o, false).med, r.cpu(p, false).med, procs)
-		}
+	t.WriteString(r.rssTable(cfg.rssSizes))
+	if r.rpcTable != "" {
+		t.WriteString("\n### The plugin stack without Terraform (`go run ./bench/cmd/rpcrss`)\n\n")
+		t.WriteString(r.rpcTable)
 	}
 	tables := t.String()
 
@@ -308,7 +279,7 @@ func (r *results) markdown(cfg config) rendered {
 	fmt.Fprintf(&f, "- `terraform -parallelism=%d`, %d of %d timed repetitions done\n\n", r.Env.Parallelism, r.Env.RepsDone, r.Env.Reps)
 	f.WriteString(method)
 	f.WriteString("## Targets\n\n")
-	f.WriteString(r.targets())
+	f.WriteString(r.targets(cfg))
 	f.WriteString("\n## Results\n\n")
 	f.WriteString(tables)
 	if len(r.profiles) > 0 {
@@ -322,6 +293,50 @@ func (r *results) markdown(cfg config) rendered {
 		f.Write(b)
 	}
 	return rendered{tables: tables, full: f.String()}
+}
+
+// timedTables renders the timed repetitions: time, server work, and provider processes.
+func (r *results) timedTables(t *strings.Builder) {
+	fmt.Fprintf(t, "### Time per Terraform command: median (min–max) over %d runs\n\n", r.Env.RepsDone)
+	t.WriteString("| Shape | Command | valkey (ours) | plugin floor | core floor | ours / plugin floor, wall | ours / plugin floor, CPU | plugin floor / core floor |\n")
+	t.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, sh := range r.shapes {
+		for _, op := range ops {
+			o, p, c := r.wall(sampleKey{sh, "ours", op}), r.wall(sampleKey{sh, "plugin", op}), r.wall(sampleKey{sh, "core", op})
+			core, coreRatio := "—", "—"
+			if c.med > 0 {
+				core, coreRatio = secs(c), fmt.Sprintf("%.1fx", p.med/c.med)
+			}
+			fmt.Fprintf(t, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", sh, op, secs(o), secs(p), core,
+				times(r.ratio(sh, op, false)), times(r.ratio(sh, op, true)), coreRatio)
+		}
+	}
+	t.WriteString("\n### Server work per command (ours)\n\n")
+	t.WriteString("Commands: median over the timed runs. Round trips: the extra proxied run, grouped by the commands each carried.\n\n")
+	t.WriteString("| Shape | Command | server commands | by command | round trips | round trips by what they carried | connections |\n")
+	t.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, sh := range r.shapes {
+		for _, op := range ops {
+			k := sampleKey{sh, "ours", op}
+			total, by := r.commands(k)
+			tc := r.trips[k]
+			fmt.Fprintf(t, "| %s | %s | %g | %s | %d | %s | %d |\n", sh, op, total, breakdown(by), tc.total(), tc.describe(), tc.conns)
+		}
+	}
+	t.WriteString("\n### Provider processes: peak RSS and CPU (median)\n\n")
+	t.WriteString("| Shape | Command | peak RSS ours, MiB | peak RSS plugin floor, MiB | provider CPU ours, s | provider CPU plugin floor, s | Terraform CPU ours, s | Terraform CPU plugin floor, s | provider processes |\n")
+	t.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, sh := range r.shapes {
+		for _, op := range ops {
+			o, p := sampleKey{sh, "ours", op}, sampleKey{sh, "plugin", op}
+			procs := 0
+			if s := r.samples[o]; len(s) > 0 {
+				procs = s[0].Plugins
+			}
+			fmt.Fprintf(t, "| %s | %s | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %d |\n", sh, op, r.rssMiB(o).med, r.rssMiB(p).med,
+				r.cpu(o, true).med, r.cpu(p, true).med, r.cpu(o, false).med, r.cpu(p, false).med, procs)
+		}
+	}
 }
 
 const method = `## What is measured
@@ -346,11 +361,23 @@ const method = `## What is measured
 - Peak RSS: both provider binaries run behind ` + "`bench/cmd/rsswrap`" + ` (named in ` + "`dev_overrides`" + `), which
   reports the kernel's maxrss of the provider process when it exits; the table shows the largest
   provider process of the command. The wrapper costs both subjects the same one extra exec.
+- Peak RSS per resource: after the timed runs, one apply, no-change plan and destroy of ours and of
+  the plugin floor at each ` + "`-rss-sizes`" + ` N (K = N/10), measured as above. The kernel's maxrss does not
+  swing with load as time does, so one run per size is enough. The target: the peak at the largest N
+  within 1.2x of the peak at the smallest.
+- Logs: one apply of ours (N = 10, K = 1) with ` + "`TF_LOG=TRACE`" + `, counting our provider's own ` + "`group door`" + `
+  debug line (one per Create) and the SDK's ` + "`@module=sdk.proto`" + ` and ` + "`@module=sdk.framework`" + ` lines in
+  Terraform's output.
+- The plugin stack without Terraform: ` + "`bench/cmd/rpcrss`" + ` starts a provider as Terraform does (go-plugin,
+  gRPC, AutoMTLS), sends it N GetMetadata requests ten at a time, and reads its peak RSS, its live heap
+  after a GC and the framework's count of held request contexts, for a bare terraform-plugin-go
+  provider, an empty framework provider served as upstream documents, and the same provider served
+  the way ours is (` + "`pluginlog.ReleaseEnded`" + `).
 
 `
 
 // targets checks the issue's targets at the largest N.
-func (r *results) targets() string {
+func (r *results) targets(cfg config) string {
 	var b strings.Builder
 	largest := r.shapes[len(r.shapes)-1].N
 	verdict := func(ok bool) string {
@@ -360,7 +387,7 @@ func (r *results) targets() string {
 		return "**missed**"
 	}
 	for _, sh := range r.shapes {
-		if sh.N != largest {
+		if sh.N != largest || r.Env.RepsDone == 0 {
 			continue
 		}
 		for _, op := range []string{"apply", "plan"} {
@@ -391,7 +418,7 @@ func (r *results) targets() string {
 			sh, verdict(withReadBack == int64(sh.N) && creates == int64(sh.N)), withReadBack, sh.N, tc.total(), float64(tc.total())/float64(sh.N), tc.describe())
 	}
 	for _, sh := range r.shapes {
-		if sh.K == sh.N {
+		if sh.K == sh.N || r.Env.RepsDone == 0 {
 			continue
 		}
 		_, by := r.commands(sampleKey{sh, "ours", "plan"})
@@ -409,7 +436,11 @@ func (r *results) targets() string {
 			peak = max(peak, r.rssMiB(sampleKey{sh, "ours", op}).hi)
 		}
 	}
-	fmt.Fprintf(&b, "- Provider RSS under 50 MB at N = %d: %s — largest peak %.1f MiB (%.1f MB).\n", largest, verdict(peak*1.048576 < 50), peak, peak*1.048576)
+	if peak > 0 {
+		fmt.Fprintf(&b, "- Provider RSS under 50 MB at N = %d: %s — largest peak %.1f MiB (%.1f MB).\n", largest, verdict(peak*1.048576 < 50), peak, peak*1.048576)
+	}
+	b.WriteString(r.rssTargets(cfg.rssSizes, verdict))
+	b.WriteString(r.logCheck.target(verdict))
 	return b.String()
 }
 

@@ -101,6 +101,12 @@ func (tf *terraform) env(extra ...string) []string {
 // run runs `terraform <op>` in dir and measures it. op is apply, plan or destroy; a plan must
 // report no changes.
 func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string) (opResult, error) {
+	res, _, err := tf.runOutput(ctx, dir, op, extraEnv...)
+	return res, err
+}
+
+// runOutput is run that also returns what Terraform wrote (stdout and stderr together).
+func (tf *terraform) runOutput(ctx context.Context, dir, op string, extraEnv ...string) (opResult, []byte, error) {
 	args := []string{op, "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(tf.parallelism)}
 	switch op {
 	case "apply", "destroy":
@@ -126,14 +132,14 @@ func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string
 		if len(tail) > 3000 {
 			tail = tail[len(tail)-3000:]
 		}
-		return opResult{}, fmt.Errorf("terraform %s in %s: %w\n%s", op, dir, err, tail)
+		return opResult{}, nil, fmt.Errorf("terraform %s in %s: %w\n%s", op, dir, err, tail)
 	}
 	res := opResult{Wall: wall}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.CPU = time.Duration(u.Utime.Nano() + u.Stime.Nano())
 	}
 	res.RSSKiB, res.Plugins, res.PluginCPU = readRSSLog(rssLog)
-	return res, nil
+	return res, out.Bytes(), nil
 }
 
 func readRSSLog(path string) (peak int64, processes int, cpu time.Duration) {

@@ -1,6 +1,6 @@
-// Command valkeyprof is the Valkey provider exactly as main.go serves it, plus an optional CPU
-// profile ($BENCH_CPUPROFILE_DIR). `make bench -pprof` runs it in place of the real binary
-// for one extra, untimed pass.
+// Command valkeyprof is the Valkey provider exactly as main.go serves it (pluginlog.Serve),
+// plus an optional CPU profile ($BENCH_CPUPROFILE_DIR). `make bench -pprof` runs it in place
+// of the real binary for one extra, untimed pass.
 package main
 
 import (
@@ -15,9 +15,8 @@ import (
 )
 
 func main() {
-	pluginlog.QuietUnlessWanted() // the same logging as main.go: the floor pays what we pay
 	stop := cpuprofile.Start("valkey")
-	err := providerserver.Serve(context.Background(), provider.New("bench"), providerserver.ServeOpts{
+	err := pluginlog.Serve(context.Background(), provider.New("bench"), providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkey",
 	})
 	stop()

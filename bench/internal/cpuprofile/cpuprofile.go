@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 )
 
 // EnvDir names the directory profiles go to; unset means no profile.
 const EnvDir = "BENCH_CPUPROFILE_DIR"
 
-// EnvHeapDir names the directory for a heap profile written as the process ends (in-use
-// and allocation totals); unset means none.
+// EnvHeapDir names the directory for a heap profile written as the process ends, after a
+// GC (in-use and allocation totals); unset means none.
 const EnvHeapDir = "BENCH_HEAPPROFILE_DIR"
 
 // Start begins a CPU profile into $BENCH_CPUPROFILE_DIR/<name>-<pid>.pprof when the variable
@@ -23,6 +24,7 @@ func Start(name string) (stop func()) {
 	heap := func() {}
 	if dir := os.Getenv(EnvHeapDir); dir != "" {
 		heap = func() {
+			runtime.GC() // in-use figures are as of the last GC: make that now
 			if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.heap.pprof", name, os.Getpid()))); err == nil {
 				_ = pprof.Lookup("allocs").WriteTo(f, 0)
 				_ = f.Close()
