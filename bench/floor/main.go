@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -105,8 +106,17 @@ func (floorGroup) Create(ctx context.Context, req resource.CreateRequest, resp *
 	resp.Diagnostics.Append(resp.Identity.Set(ctx, floorIdentity{Stream: plan.Stream, Name: plan.Name})...)
 }
 
-// Read keeps the prior state and identity, which the framework has already copied into resp.
-func (floorGroup) Read(context.Context, resource.ReadRequest, *resource.ReadResponse) {}
+// Read keeps the prior state, which the framework has already copied into resp, and fills the
+// identity when the prior state has none (Terraform before 1.12 keeps none), as ours does.
+func (floorGroup) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	if req.Identity != nil && !req.Identity.Raw.IsFullyNull() {
+		return
+	}
+	var stream, name types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("stream"), &stream)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, floorIdentity{Stream: stream, Name: name})...)
+}
 
 func (floorGroup) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	resp.State.Raw = req.Plan.Raw // the identity, planned, is already in resp
