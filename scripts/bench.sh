@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: ours against the plugin floor (bench/floor) and N terraform_data on one local
-# valkey-server; writes BENCHMARKS.md. Flags go to the harness: -quick, -reps 5,
-# -sizes 100,500,1000, -pprof.
+# valkey-server; writes BENCHMARKS.md. Flags go to the harness (BENCH_FLAGS="..."): -quick,
+# -reps 5 (-reps 0 skips the timed runs), -sizes 100,500,1000, -rss-sizes 1000,2500 (empty
+# skips the peak-RSS series), -pprof. `go run ./bench/cmd/bench -h` lists them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
