@@ -51,7 +51,7 @@ type resolver struct {
 	ctx     context.Context
 	getenv  func(string) string
 	unknown []string
-	envUsed []string
+	envUsed int // how many variables were read with a value: tls uses it to see any VALKEY_TLS_* set
 	diags   diag.Diagnostics
 }
 
@@ -59,7 +59,7 @@ type resolver struct {
 func (r *resolver) env(name string) string {
 	v := r.getenv(name)
 	if v != "" {
-		r.envUsed = append(r.envUsed, name)
+		r.envUsed++
 	}
 	return v
 }
@@ -235,7 +235,7 @@ func optionsFrom(ctx context.Context, config providerModel, getenv func(string) 
 func (r *resolver) tls(attr types.Object) *valkey.TLSOptions {
 	var m tlsModel
 	set := r.object("tls", attr, &m)
-	used := len(r.envUsed)
+	used := r.envUsed
 	t := &valkey.TLSOptions{
 		CACert:             r.str("tls.ca_cert", m.CACert, envTLSCACert),
 		Cert:               r.str("tls.cert", m.Cert, envTLSCert),
@@ -246,7 +246,7 @@ func (r *resolver) tls(attr types.Object) *valkey.TLSOptions {
 		ServerName:         r.str("tls.server_name", m.ServerName, envTLSServerName),
 		InsecureSkipVerify: r.bool("tls.insecure_skip_verify", m.InsecureSkipVerify, envTLSInsecureSkipVerify),
 	}
-	if !set && len(r.envUsed) == used {
+	if !set && r.envUsed == used {
 		return nil
 	}
 	return t

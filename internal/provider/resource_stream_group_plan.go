@@ -35,30 +35,28 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if req.State.Raw.IsNull() {
-		if requireStart(plan, &resp.Diagnostics) {
-			r.checkDoor(ctx, plan, &resp.Diagnostics)
+	if !req.State.Raw.IsNull() {
+		var state streamGroupModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if resp.Diagnostics.HasError() {
+			return
 		}
-		return
-	}
-	var state streamGroupModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	switch {
-	case !plan.Stream.Equal(state.Stream) || !plan.Name.Equal(state.Name):
+		if plan.Stream.Equal(state.Stream) && plan.Name.Equal(state.Name) {
+			if !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart) {
+				resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move the Group",
+					fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
+						"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
+						"to move it, or choose a new group name to start a group at the new position.",
+						state.GroupStart, plan.GroupStart, state.Name.ValueString(), state.Stream.ValueString()))
+			}
+			return // the same group: nothing new is created
+		}
 		resp.Diagnostics.AddWarning("Replaced Consumer Group Will Stay On Server", leftOnServer(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
-		if requireStart(plan, &resp.Diagnostics) {
-			r.checkDoor(ctx, plan, &resp.Diagnostics)
-		}
-	case !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart):
-		resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move the Group",
-			fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
-				"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
-				"to move it, or choose a new group name to start a group at the new position.",
-				state.GroupStart, plan.GroupStart, state.Name.ValueString(), state.Stream.ValueString()))
+	}
+	// A create, or a replacement by another group: the plan may create it.
+	if requireStart(plan, &resp.Diagnostics) {
+		r.checkDoor(ctx, plan, &resp.Diagnostics)
 	}
 }
 

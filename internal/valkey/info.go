@@ -63,9 +63,15 @@ func (c *Client) cached(ctx context.Context, stream, kind string, usable func(st
 	return sg, nil
 }
 
-// fetchGroups asks the server: XINFO GROUPS, with a missing key read as "no stream".
+// fetchGroups asks the server: XINFO GROUPS.
 func (c *Client) fetchGroups(ctx context.Context, stream string) (streamGroups, error) {
-	raw, err := c.Universal().Do(ctx, "XINFO", "GROUPS", stream).Result()
+	cmd := c.Universal().Do(ctx, "XINFO", "GROUPS", stream)
+	return c.groupsReply(ctx, stream, cmd.Val(), cmd.Err())
+}
+
+// groupsReply reads an XINFO GROUPS reply (raw) or its error, with a missing key read as
+// "no stream".
+func (c *Client) groupsReply(ctx context.Context, stream string, raw any, err error) (streamGroups, error) {
 	if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
 		return streamGroups{exists: false}, nil
 	}
@@ -133,9 +139,15 @@ func optionalInt(v any) *int64 {
 }
 
 type streamGroups struct {
-	exists bool
-	groups []Group
-	survey *Survey // set when the answer came from Survey, which reads the backlog too
+	exists  bool
+	groups  []Group
+	backlog *backlogRead // set when the answer came from Survey, which reads the backlog too
+}
+
+// backlogRead is Survey's XINFO STREAM answer: the backlog, or why it could not be read.
+type backlogRead struct {
+	backlog Backlog
+	err     error
 }
 
 // groupCache keeps the last XINFO GROUPS answer per stream for the client's life. A
@@ -185,7 +197,7 @@ func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroup
 		gc.streams = map[string]streamGroups{}
 	}
 	if gc.gens[stream] == gen {
-		gc.streams[stream] = withSurveyOf(gc.streams[stream], sg)
+		gc.streams[stream] = withBacklogOf(gc.streams[stream], sg)
 	} else {
 		delete(gc.streams, stream)
 	}
@@ -193,7 +205,7 @@ func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroup
 }
 
 // store keeps sg unless stream changed generation since the caller's read began. A survey
-// already there outlives a plain XINFO GROUPS answer of the same generation, with its groups.
+// already there outlives a plain XINFO GROUPS answer of the same generation: its backlog stays.
 func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
@@ -203,16 +215,14 @@ func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 	if gc.streams == nil {
 		gc.streams = map[string]streamGroups{}
 	}
-	gc.streams[stream] = withSurveyOf(gc.streams[stream], sg)
+	gc.streams[stream] = withBacklogOf(gc.streams[stream], sg)
 }
 
-// withSurveyOf is sg, carrying old's survey when sg has none: neither a plain XINFO GROUPS
+// withBacklogOf is sg, carrying old's backlog when sg has none: neither a plain XINFO GROUPS
 // answer nor a door changes the backlog, only the groups.
-func withSurveyOf(old, sg streamGroups) streamGroups {
-	if sg.survey == nil && old.survey != nil {
-		s := *old.survey
-		s.Exists, s.Groups = sg.exists, sg.groups
-		sg.survey = &s
+func withBacklogOf(old, sg streamGroups) streamGroups {
+	if sg.backlog == nil {
+		sg.backlog = old.backlog
 	}
 	return sg
 }

@@ -33,11 +33,11 @@ type Survey struct {
 // A missing key is a survey with Exists false; an error is returned only when the groups could
 // not be read (unreachable, refused, or a key of another type).
 func (c *Client) Survey(ctx context.Context, stream string) (Survey, error) {
-	sg, err := c.cached(ctx, stream, "survey", func(sg streamGroups) bool { return sg.survey != nil }, c.fetchSurvey)
+	sg, err := c.cached(ctx, stream, "survey", func(sg streamGroups) bool { return sg.backlog != nil }, c.fetchSurvey)
 	if err != nil {
 		return Survey{}, err
 	}
-	return *sg.survey, nil
+	return Survey{Exists: sg.exists, Groups: sg.groups, Backlog: sg.backlog.backlog, BacklogErr: sg.backlog.err}, nil
 }
 
 // fetchSurvey asks the server; the groups are the survey's, and answer Group too.
@@ -49,25 +49,20 @@ func (c *Client) fetchSurvey(ctx context.Context, stream string) (streamGroups, 
 		info = p.XInfoStream(ctx, stream)
 		return nil
 	})
-	err := cmdErr(groups, pipeErr)
-	if msg, isReply := reply(err); isReply && msg == "ERR no such key" {
-		return streamGroups{survey: &Survey{}}, nil
-	}
-	if err != nil {
-		return streamGroups{}, c.classify(ctx, "XINFO GROUPS", stream, err)
-	}
-	parsed, err := parseGroups(groups.Val())
+	sg, err := c.groupsReply(ctx, stream, groups.Val(), cmdErr(groups, pipeErr))
 	if err != nil {
 		return streamGroups{}, err
 	}
-	s := &Survey{Exists: true, Groups: parsed}
-	if err := info.Err(); err != nil {
-		s.BacklogErr = c.classify(ctx, "XINFO STREAM", stream, err)
-	} else {
+	sg.backlog = &backlogRead{}
+	switch {
+	case !sg.exists:
+	case info.Err() != nil:
+		sg.backlog.err = c.classify(ctx, "XINFO STREAM", stream, info.Err())
+	default:
 		v := info.Val()
-		s.Backlog = Backlog{Length: v.Length, FirstID: v.FirstEntry.ID, LastID: v.LastEntry.ID}
+		sg.backlog.backlog = Backlog{Length: v.Length, FirstID: v.FirstEntry.ID, LastID: v.LastEntry.ID}
 	}
-	return streamGroups{exists: true, groups: parsed, survey: s}, nil
+	return sg, nil
 }
 
 // EntryTime is when the entry with this ID was added, as its ID says: an entry ID's first part
