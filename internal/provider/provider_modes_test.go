@@ -13,7 +13,7 @@ import (
 
 func TestAccProvider_Cluster(t *testing.T) {
 	t.Parallel()
-	cluster := valkeytest.StartClusterT(t, 3)
+	cluster := valkeytest.StartClusterT(t, 3, 0)
 	admin := cluster.Client()
 	t.Cleanup(func() { _ = admin.Close() })
 	streams := []string{"emq:{orders}:stream/main", "emq:{payments}:stream/main", "emq:{shipping}:stream/main"}

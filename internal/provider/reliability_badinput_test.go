@@ -126,13 +126,13 @@ var badInputs = []struct {
 		return c
 	}},
 	{"user lacking xgroup", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := aclUserWithPassword(t, valkeytest.TagPattern(e.stream), "+xinfo|groups +type")
+		user := testServer(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "+xinfo|groups +type")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"user lacking every permission", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := aclUserWithPassword(t, valkeytest.TagPattern(e.stream), "-@all")
+		user := testServer(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "-@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
 		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
 		return c
@@ -201,16 +201,6 @@ var badInputs = []struct {
 		c.importID = e.stream + "/g"
 		return c
 	}},
-}
-
-// aclUserWithPassword is testACLUser with reliabilityPassword as the user's password.
-func aclUserWithPassword(t *testing.T, pattern, perms string) string {
-	t.Helper()
-	user, old := testServer(t).ACLUser(t, pattern, perms)
-	if err := testAdmin(t, testServer(t)).Do(context.Background(), "ACL", "SETUSER", user, "<"+old, ">"+reliabilityPassword).Err(); err != nil {
-		t.Fatal(err)
-	}
-	return user
 }
 
 // config is the case's provider and the resource that uses it.

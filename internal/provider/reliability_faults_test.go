@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -324,25 +323,6 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	r.expectNoSecret(reliabilityPassword, runs...)
 }
 
-// startClusterWithReplicas runs three masters with one replica each, for failover tests; the
-// valkeytest cluster helper starts masters only. cluster-replica-validity-factor 0 lets a
-// replica stand for election however long ago it heard from its master: with the default (10)
-// and a 1s node timeout, the replica of a killed master was never promoted within 30s here.
-func startClusterWithReplicas(t *testing.T) *valkeytest.Cluster {
-	t.Helper()
-	c := &valkeytest.Cluster{}
-	for range 6 {
-		c.Nodes = append(c.Nodes, valkeytest.StartT(t, valkeytest.WithArgs("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0")))
-	}
-	args := append(append([]string{"--cluster", "create"}, c.Addrs()...), "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := osexec.Command("valkey-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("valkey-cli --cluster create: %v\n%s", err, out)
-	}
-	waitCluster(t, c.Nodes, func(nodes string) bool { return strings.Count(nodes, "slave") == 3 && !strings.Contains(nodes, "fail") })
-	return c
-}
-
 // waitCluster waits until every node reports cluster_state:ok and ok(CLUSTER NODES) holds.
 func waitCluster(t *testing.T, nodes []*valkeytest.Server, ok func(clusterNodes string) bool) {
 	t.Helper()
@@ -370,7 +350,11 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	const groups, streams = 100, 10
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cluster := startClusterWithReplicas(t)
+	// cluster-replica-validity-factor 0 lets a replica stand for election however long ago it
+	// heard from its master: with the default (10) and a 1s node timeout, the replica of a
+	// killed master was never promoted within 30s here.
+	cluster := valkeytest.StartClusterT(t, 3, 1,
+		valkeytest.WithArgs("--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"))
 	prefix := testKey(t) // one hash tag: every stream lives on one master
 	owner, err := cluster.Owner(ctx, valkey.HashSlot(prefix))
 	if err != nil {

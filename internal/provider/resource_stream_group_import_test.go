@@ -27,19 +27,14 @@ import (
 // testAccTwoGroupsConfig declares the colliding pair: group "team/a" on stream, and group "a" on
 // stream+"/team". Before names were escaped, both had the ID stream+"/team/a".
 func testAccTwoGroupsConfig(stream string) string {
-	return fmt.Sprintf(`
-resource "valkey_stream_group" "team" {
-  stream      = %[1]q
-  name        = "team/a"
-  group_start = "new"
+	return testAccNamedGroupConfig("team", stream, "team/a", "new") +
+		testAccNamedGroupConfig("other", stream+"/team", "a", "new")
 }
 
-resource "valkey_stream_group" "other" {
-  stream      = "%[1]s/team"
-  name        = "a"
-  group_start = "new"
-}
-`, stream)
+// testAccGroupWithoutStartConfig declares valkey_stream_group.test with no group_start, as
+// configuration generated for an import has it.
+func testAccGroupWithoutStartConfig(stream, name string) string {
+	return fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream = %q\n  name   = %q\n}\n", stream, name)
 }
 
 func TestAccStreamGroup_slashInNameImportsTheSameGroup(t *testing.T) {
@@ -100,12 +95,7 @@ func TestAccStreamGroup_creatingWithoutGroupStartFailsAtPlan(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer(t)) + fmt.Sprintf(`
-resource "valkey_stream_group" "test" {
-  stream = %q
-  name   = "billing"
-}
-`, stream),
+			Config:      testAccProviderConfig(testServer(t)) + testAccGroupWithoutStartConfig(stream, "billing"),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Group Start Not Declared.*group_start.*"new".*"head"`),
 		}},
@@ -121,7 +111,7 @@ func TestAccStreamGroup_importByIdentity(t *testing.T) {
 	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", "new")
 	// The configuration an import by identity generates: no group_start, which the server does
 	// not know, so the import is a no-op.
-	imported := testAccProviderConfig(testServer(t)) + fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream = %q\n  name   = \"team/billing\"\n}\n", stream)
+	imported := testAccProviderConfig(testServer(t)) + testAccGroupWithoutStartConfig(stream, "team/billing")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
@@ -285,7 +275,7 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	writeFile(t, path, string(raw))
 
 	// Dropping group_start is an in-place Update that sends nothing to the server.
-	r.write(provider + fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream = %q\n  name   = \"billing\"\n}\n", stream))
+	r.write(provider + testAccGroupWithoutStartConfig(stream, "billing"))
 	r.run(true, "apply", "-auto-approve", "-refresh=false")
 	got := r.stateGroup("test")
 	if got.GroupStart != nil {

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -103,13 +102,9 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A user that can run the plan-time reads and nothing else: no write command at all.
-	user := fmt.Sprintf("planner-%d", os.Getpid()) + strings.NewReplacer("{", "", "}", "", ":", "", "/", "").Replace(existing[len(existing)-12:])
-	if err := rdb.Do(ctx, "ACL", "SETUSER", user, "on", ">planner-pw", "~*", "-@all", "+xinfo|groups", "+type").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Do(context.Background(), "ACL", "DELUSER", user) })
+	user, pw := testServer(t).ACLUser(t, "*", "+xinfo|groups +type")
 
-	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = \"planner-pw\"\n}\n", testServer(t).URL(), user) +
+	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw) +
 		testAccStreamGroupConfig(existing, "billing", "new") +
 		testAccNamedGroupConfig("fresh", fresh, "billing", "new")
 	diags := newCLIRun(t, config).run(true, "plan")

@@ -23,7 +23,7 @@ const clusterACL = valkeytest.DoorACL + " +cluster|slots +command"
 func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share one cluster in order: CLUSTERDOWN breaks it last
 	t.Parallel()
 	start := time.Now()
-	cluster := valkeytest.StartClusterT(t, 3)
+	cluster := valkeytest.StartClusterT(t, 3, 0)
 	t.Logf("cluster ready in %v", time.Since(start))
 	ctx := context.Background()
 	prefix := fmt.Sprintf("ct%d", rand.Uint32())
@@ -118,19 +118,7 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 
 	t.Run("minimal ACL", func(t *testing.T) {
 		stream := prefix + ":{acl}:stream"
-		user, pw := fmt.Sprintf("cu%d", rand.Uint32()), fmt.Sprintf("pw-%d", rand.Uint64())
-		for _, s := range cluster.Nodes { // ACL users are per node
-			rdb := s.Client()
-			args := []any{"ACL", "SETUSER", user, "reset", "on", ">" + pw, "~" + prefix + ":*", "resetchannels"}
-			for _, p := range strings.Fields(clusterACL) {
-				args = append(args, p)
-			}
-			err := rdb.Do(ctx, args...).Err()
-			rdb.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+		user, pw := cluster.ACLUser(t, prefix+":*", clusterACL)
 		limited := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs(), Username: user, Password: pw})
 		if _, _, err := limited.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil {
 			t.Fatalf("EnsureGroup as %s: %v", user, err)

@@ -143,12 +143,8 @@ func TestEnsureGroup_WrongTypeNamesTheType(t *testing.T) {
 func TestEnsureGroup_RefusedCarriesServerWords(t *testing.T) {
 	t.Parallel()
 	ctx, rdb := context.Background(), adminClient(t)
-	user := "nogroup-" + strings.ReplaceAll(key(t, ""), ":", "")
-	if err := rdb.Do(ctx, "ACL", "SETUSER", user, "on", ">secret-pw", "~*", "+@all", "-xgroup").Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rdb.Do(context.Background(), "ACL", "DELUSER", user) })
-	c := newClient(t, valkey.Options{Username: user, Password: "secret-pw"})
+	user, pw := server(t).ACLUser(t, "*", "+@all -xgroup")
+	c := newClient(t, valkey.Options{Username: user, Password: pw})
 	stream := key(t, "stream")
 
 	_, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew)

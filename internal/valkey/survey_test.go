@@ -70,23 +70,21 @@ func TestSurvey_BacklogRefusedKeepsTheGroups(t *testing.T) {
 // XINFO GROUPS and XINFO STREAM, counted on the wire, and the groups it read answer Group.
 func TestSurvey_OneRoundTripPerStream(t *testing.T) {
 	t.Parallel()
-	own := valkeytest.StartT(t)
-	proxy := valkeytest.StartProxyT(t, own.Addr())
-	rdb := own.Client()
-	t.Cleanup(func() { _ = rdb.Close() })
-	valkeytest.XAdd(t, rdb, "orders", "1-0", "2-0")
+	proxy := valkeytest.StartProxyT(t, server(t).Addr()) // it counts its own connections only
+	stream := key(t, "stream")
+	valkeytest.XAdd(t, adminClient(t), stream, "1-0", "2-0")
 	c := newClient(t, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})
 	ctx := t.Context()
 	var wg sync.WaitGroup
 	for range 10 {
 		wg.Go(func() {
-			if s, err := c.Survey(ctx, "orders"); err != nil || s.Backlog.Length != 2 {
+			if s, err := c.Survey(ctx, stream); err != nil || s.Backlog.Length != 2 {
 				t.Errorf("Survey = %+v, %v", s, err)
 			}
 		})
 	}
 	wg.Wait()
-	if _, found, err := c.Group(ctx, "orders", "billing"); err != nil || found {
+	if _, found, err := c.Group(ctx, stream, "billing"); err != nil || found {
 		t.Errorf("Group after Survey: found=%v err=%v", found, err)
 	}
 	_ = c.Close() // the proxy counts a connection's last round trip when it ends

@@ -27,11 +27,35 @@ const ReplicaAckACL = MinimalACL + " +wait"
 func TagPattern(key string) string { return key[:strings.Index(key, "}")+1] + "*" }
 
 // ACLUser creates an ACL user on s limited to keys matching keyPattern, with perms (for
-// example "+xgroup|create +type"), and deletes it when the test ends.
+// example "+xgroup|create +type") and a random password, and deletes it when the test ends.
 func (s *Server) ACLUser(t testing.TB, keyPattern, perms string) (name, password string) {
 	t.Helper()
-	name = fmt.Sprintf("u%d", rand.Uint32())
 	password = fmt.Sprintf("pw-%d", rand.Uint64())
+	return s.ACLUserWithPassword(t, password, keyPattern, perms), password
+}
+
+// ACLUserWithPassword is ACLUser with the password given.
+func (s *Server) ACLUserWithPassword(t testing.TB, password, keyPattern, perms string) (name string) {
+	t.Helper()
+	name = fmt.Sprintf("u%d", rand.Uint32())
+	s.setACLUser(t, name, password, keyPattern, perms)
+	return name
+}
+
+// ACLUser is Server.ACLUser on every node of c, with the same name and password: ACL users
+// are per node.
+func (c *Cluster) ACLUser(t testing.TB, keyPattern, perms string) (name, password string) {
+	t.Helper()
+	name, password = fmt.Sprintf("u%d", rand.Uint32()), fmt.Sprintf("pw-%d", rand.Uint64())
+	for _, s := range c.Nodes {
+		s.setACLUser(t, name, password, keyPattern, perms)
+	}
+	return name, password
+}
+
+// setACLUser creates user name on s, and deletes it when the test ends.
+func (s *Server) setACLUser(t testing.TB, name, password, keyPattern, perms string) {
+	t.Helper()
 	rdb := s.Client()
 	defer func() { _ = rdb.Close() }()
 	args := []any{"ACL", "SETUSER", name, "reset", "on", ">" + password, "~" + keyPattern, "resetchannels"}
@@ -46,7 +70,6 @@ func (s *Server) ACLUser(t testing.TB, keyPattern, perms string) (name, password
 		defer func() { _ = rdb.Close() }()
 		rdb.Do(context.Background(), "ACL", "DELUSER", name)
 	})
-	return name, password
 }
 
 // ACLDenials are the entries of s's ACL LOG (all it keeps) for user: the commands, keys and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,12 +16,13 @@ type Cluster struct {
 	Nodes []*Server
 }
 
-// StartCluster launches masters nodes with cluster mode on, joins them with
-// `valkey-cli --cluster create`, and waits until every node reports cluster_state:ok.
-func StartCluster(masters int, opts ...Option) (*Cluster, error) {
+// StartCluster launches masters*(1+replicas) nodes with cluster mode on, joins them with
+// `valkey-cli --cluster create` (replicas per master), and waits until every node reports
+// cluster_state:ok and sees every replica. opts come after the defaults, so a WithArgs such as
+// "--cluster-node-timeout 1000" overrides them.
+func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
 	c := &Cluster{}
-	addrs := make([]string, 0, masters)
-	for range masters {
+	for range masters * (1 + replicas) {
 		s, err := Start(append([]Option{WithArgs(
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
@@ -31,38 +33,44 @@ func StartCluster(masters int, opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 		c.Nodes = append(c.Nodes, s)
-		addrs = append(addrs, s.Addr())
 	}
 	cli, err := exec.LookPath("valkey-cli")
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("valkey-cli not found: run scripts/setup.sh")
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("valkey-cli --cluster create: %w\n%s", err, out)
 	}
-	if err := c.waitOK(15 * time.Second); err != nil {
+	if err := c.waitOK(30*time.Second, masters*replicas); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-func (c *Cluster) waitOK(limit time.Duration) error {
+// waitOK waits until every node reports cluster_state:ok and, with replicas, lists that many
+// replicas and no failed node.
+func (c *Cluster) waitOK(limit time.Duration, replicas int) error {
 	deadline := time.Now().Add(limit)
 	for _, s := range c.Nodes {
 		rdb := s.Client()
 		for {
 			info, _ := rdb.ClusterInfo(context.Background()).Result()
-			if strings.Contains(info, "cluster_state:ok") {
+			nodes := ""
+			if replicas > 0 {
+				nodes, _ = rdb.ClusterNodes(context.Background()).Result()
+			}
+			if strings.Contains(info, "cluster_state:ok") &&
+				(replicas == 0 || strings.Count(nodes, "slave") == replicas && !strings.Contains(nodes, "fail")) {
 				break
 			}
 			if time.Now().After(deadline) {
 				rdb.Close()
-				return fmt.Errorf("node %s did not reach cluster_state:ok within %v: %q", s.Addr(), limit, info)
+				return fmt.Errorf("node %s not ready within %v: %q\n%s", s.Addr(), limit, info, nodes)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -33,21 +33,37 @@ func InfoField(tb testing.TB, rdb redis.UniversalClient, section, field string) 
 	return value
 }
 
+// CommandStats is INFO commandstats as command ("xgroup|create") -> calls since the server
+// started or its last CONFIG RESETSTAT.
+func CommandStats(ctx context.Context, rdb redis.UniversalClient) (map[string]int64, error) {
+	info, err := Info(ctx, rdb, "commandstats")
+	if err != nil {
+		return nil, err
+	}
+	stats := map[string]int64{}
+	for field, value := range info {
+		command, ok := strings.CutPrefix(field, "cmdstat_")
+		if !ok {
+			continue
+		}
+		for stat := range strings.SplitSeq(value, ",") {
+			if calls, ok := strings.CutPrefix(stat, "calls="); ok {
+				stats[command], _ = strconv.ParseInt(calls, 10, 64)
+			}
+		}
+	}
+	return stats, nil
+}
+
 // CommandCalls is how many times the server ran command ("xgroup|create") since it started or
 // its last CONFIG RESETSTAT, from INFO commandstats: 0 when it has not run it.
 func CommandCalls(tb testing.TB, rdb redis.UniversalClient, command string) int {
 	tb.Helper()
-	info, err := Info(context.Background(), rdb, "commandstats")
+	stats, err := CommandStats(context.Background(), rdb)
 	if err != nil {
 		tb.Fatalf("INFO commandstats: %v", err)
 	}
-	for stat := range strings.SplitSeq(info["cmdstat_"+command], ",") {
-		if calls, ok := strings.CutPrefix(stat, "calls="); ok {
-			n, _ := strconv.Atoi(calls)
-			return n
-		}
-	}
-	return 0
+	return int(stats[command])
 }
 
 // info is Info for the package's own waits, which retry: an error reads as no fields.

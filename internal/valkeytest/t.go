@@ -92,11 +92,11 @@ func NewPKIT(tb testing.TB) *PKI {
 	return pki
 }
 
-// StartClusterT starts a cluster of masters for one test and closes it when the test ends.
-func StartClusterT(tb testing.TB, masters int, opts ...Option) *Cluster {
+// StartClusterT is StartCluster for one test: it closes the cluster when the test ends.
+func StartClusterT(tb testing.TB, masters, replicas int, opts ...Option) *Cluster {
 	tb.Helper()
 	need(tb, "valkey-cli")
-	c, err := StartCluster(masters, opts...)
+	c, err := StartCluster(masters, replicas, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -164,45 +164,12 @@ func run(ctx context.Context, cfg config) error {
 	}
 	urlEnv := "VALKEY_URL=" + srv.URL()
 
-	// One untimed cycle per subject warms the page cache and Terraform's first-run work.
-	for _, sub := range subjects {
-		if err := cycle(ctx, tf, rdb, dirs[sub.key+shapes[0].String()], sub, nil, urlEnv); err != nil {
-			return fmt.Errorf("warm-up: %w", err)
-		}
-	}
-
 	res := newResults(env, shapes)
-	// Round trips: one cycle of ours per shape through the counting proxy (untimed).
-	proxy, err := valkeytest.StartProxy(srv.Addr())
-	if err != nil {
-		return err
-	}
-	for _, sh := range shapes {
-		if cfg.reps == 0 {
-			break
-		}
-		logf("round trips %s", sh)
-		sub := subjects[0]
-		if err := rdb.FlushAll(ctx).Err(); err != nil {
+	if cfg.reps > 0 {
+		if err := warmUpAndCountTrips(ctx, tf, rdb, srv, dirs, shapes, urlEnv, res); err != nil {
 			return err
 		}
-		for _, op := range ops {
-			proxy.Take()
-			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-				return err
-			}
-			if _, err := tf.run(ctx, dirs[sub.key+sh.String()], op, "VALKEY_URL=valkey://"+proxy.Addr()+"/0"); err != nil {
-				return err
-			}
-			cmds, err := commandStats(ctx, rdb)
-			if err != nil {
-				return err
-			}
-			trips, conns := proxy.Take()
-			res.addTrips(sh, op, trips, conns, cmds)
-		}
 	}
-	proxy.Close()
 
 	writeReport := func(final bool) error {
 		res.Env.Elapsed = time.Since(began).Round(time.Second)
@@ -248,11 +215,12 @@ func run(ctx context.Context, cfg config) error {
 	if res.rpcTable, err = rpcReproduction(ctx, bins.rpcrss); err != nil {
 		return err
 	}
-	if err := writeReport(false); err != nil {
-		return err
-	}
 
 	if cfg.pprof {
+		// Profiling takes minutes: the report so far is written first.
+		if err := writeReport(false); err != nil {
+			return err
+		}
 		if err := profile(ctx, cfg, out, bins, tf, rdb, srv.URL(), res); err != nil {
 			return err
 		}
@@ -262,6 +230,46 @@ func run(ctx context.Context, cfg config) error {
 	}
 	if cfg.report != "" {
 		logf("wrote %s", cfg.report)
+	}
+	return nil
+}
+
+// warmUpAndCountTrips runs one untimed cycle per subject, which warms the page cache and
+// Terraform's first-run work before the timed runs, then one cycle of ours per shape through
+// the counting proxy (untimed) for the round trips.
+func warmUpAndCountTrips(ctx context.Context, tf *terraform, rdb *redis.Client, srv *valkeytest.Server,
+	dirs map[string]string, shapes []shape, urlEnv string, res *results) error {
+	for _, sub := range subjects {
+		if err := cycle(ctx, tf, rdb, dirs[sub.key+shapes[0].String()], sub, nil, urlEnv); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	proxy, err := valkeytest.StartProxy(srv.Addr())
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	sub := subjects[0]
+	for _, sh := range shapes {
+		logf("round trips %s", sh)
+		if err := rdb.FlushAll(ctx).Err(); err != nil {
+			return err
+		}
+		for _, op := range ops {
+			proxy.Take()
+			if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
+				return err
+			}
+			if _, err := tf.run(ctx, dirs[sub.key+sh.String()], op, "VALKEY_URL=valkey://"+proxy.Addr()+"/0"); err != nil {
+				return err
+			}
+			cmds, err := commandStats(ctx, rdb)
+			if err != nil {
+				return err
+			}
+			trips, conns := proxy.Take()
+			res.addTrips(sh, op, trips, conns, cmds)
+		}
 	}
 	return nil
 }
