@@ -164,6 +164,16 @@ func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResu
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	res := cliResult{args: args, err: cmd.Run(), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
+	if args[0] == "validate" && !r.human {
+		// validate -json prints one object, not a stream of messages.
+		var out struct {
+			Diagnostics []cliDiagnostic `json:"diagnostics"`
+		}
+		if json.Unmarshal(res.stdout, &out) == nil {
+			res.diags = out.Diagnostics
+		}
+		return res
+	}
 	for line := range bytes.Lines(res.stdout) {
 		var msg struct {
 			Type       string        `json:"type"`

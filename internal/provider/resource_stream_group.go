@@ -80,18 +80,18 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 			},
 			"group_start": schema.StringAttribute{
 				MarkdownDescription: "Where a newly created group starts reading: `new` (sends `$`: only entries appended from now on) " +
-					"or `head` (sends `0`: replay every entry already in the stream). No default: whenever a plan may create the " +
-					"group, the choice must be declared, or the plan fails. It applies only when the group is created; an adopted " +
-					"group keeps its position. Changing it plans a replacement that adopts the existing group, so the read position " +
-					"does not move. A group imported into state may leave it unset (as generated configuration does).",
-				Optional:   true,
-				Validators: []validator.String{stringvalidator.OneOf(valkey.Starts...)},
+					"or `head` (sends `0`: replay every entry already in the stream). Required, with no default: the start is " +
+					"declared, never guessed. It applies only when the door creates the group; an adopted group keeps its " +
+					"position. Changing it from one value to another plans a replacement that adopts the existing group, so the " +
+					"read position does not move. Declaring it for an imported group (which has none in state) records it in place.",
+				Required:   true,
+				Validators: []validator.String{startDeclared{}, stringvalidator.OneOf(valkey.Starts...)},
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIf(
 					requiresReplaceIfStartChanges,
 					"Changing group_start from one declared value to another replaces the resource; declaring it for a group "+
-						"already in state without one (after an import), or dropping it, does not.",
+						"imported without one does not.",
 					"Changing `group_start` from one declared value to another replaces the resource; declaring it for a group "+
-						"already in state without one (after an import), or dropping it, does not.",
+						"imported without one does not.",
 				)},
 			},
 			"adopted": schema.BoolAttribute{
@@ -105,8 +105,7 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 }
 
 // requiresReplaceIfStartChanges replaces only when one declared start becomes another: an
-// import records the configured group_start in place, and dropping it changes nothing on the
-// server.
+// import, which leaves group_start null in state, records the declared one in place.
 func requiresReplaceIfStartChanges(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
 	resp.RequiresReplace = !req.StateValue.IsNull() && !req.PlanValue.IsNull()
 }
@@ -193,8 +192,8 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 }
 
-// Update records a group_start declared for a group already in state (after an import) or
-// dropped; it sends nothing to the server. The identity is set too: OpenTofu expects it back
+// Update records a group_start declared for a group imported without one; it sends nothing
+// to the server. The identity is set too: OpenTofu expects it back
 // from every Update.
 func (r *streamGroupResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan streamGroupModel

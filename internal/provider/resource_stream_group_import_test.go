@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,11 +32,20 @@ func testAccTwoGroupsConfig(stream string) string {
 		testAccNamedGroupConfig("other", stream+"/team", "a", "new")
 }
 
-// testAccGroupWithoutStartConfig declares valkey_stream_group.test with no group_start, as
-// configuration generated for an import has it.
+// testAccGroupNullStartConfig declares valkey_stream_group.test with group_start = null, as
+// configuration generated for an import writes it.
+func testAccGroupNullStartConfig(stream, name string) string {
+	return fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream      = %q\n  name        = %q\n  group_start = null\n}\n", stream, name)
+}
+
+// testAccGroupWithoutStartConfig declares valkey_stream_group.test with no group_start at all.
 func testAccGroupWithoutStartConfig(stream, name string) string {
 	return fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream = %q\n  name   = %q\n}\n", stream, name)
 }
+
+// startNotDeclared matches the error a null group_start meets: on the attribute, naming both
+// choices.
+var startNotDeclared = regexp.MustCompile(`(?s)Group Start Not Declared.*group_start.*required.*"new".*"head"`)
 
 func TestAccStreamGroup_slashInNameImportsTheSameGroup(t *testing.T) {
 	t.Parallel()
@@ -89,15 +99,15 @@ func TestAccStreamGroup_idKnownAtPlan(t *testing.T) {
 	})
 }
 
-func TestAccStreamGroup_creatingWithoutGroupStartFailsAtPlan(t *testing.T) {
+func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccProviderConfig(testServer(t)) + testAccGroupWithoutStartConfig(stream, "billing"),
+			Config:      testAccProviderConfig(testServer(t)) + testAccGroupNullStartConfig(stream, "billing"),
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)Group Start Not Declared.*group_start.*"new".*"head"`),
+			ExpectError: startNotDeclared,
 		}},
 	})
 	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
@@ -105,13 +115,91 @@ func TestAccStreamGroup_creatingWithoutGroupStartFailsAtPlan(t *testing.T) {
 	}
 }
 
+// TestCLIStreamGroup_groupStartRequiredByValidate: a configuration without group_start fails
+// `validate` (so editors and linters see it too), and the schema says it is required.
+func TestCLIStreamGroup_groupStartRequiredByValidate(t *testing.T) {
+	t.Parallel()
+	r := newCLIRun(t, testAccGroupWithoutStartConfig("s", "billing"))
+	res := r.exec(t.Context(), nil, "validate").must(t, false)
+	if missing := findDiagnostic(res.diags, "error", "Missing required argument"); len(missing) != 1 || !strings.Contains(missing[0].Detail, `"group_start" is required`) {
+		t.Errorf("validate without group_start: %+v, want the CLI's missing required argument error", res.diags)
+	}
+	r.write(testAccGroupNullStartConfig("s", "billing"))
+	if res := r.exec(t.Context(), nil, "validate").must(t, false); len(findDiagnostic(res.diags, "error", "Group Start Not Declared")) != 1 {
+		t.Errorf("validate with group_start = null: %+v, want Group Start Not Declared", res.diags)
+	}
+	schema := r.exec(t.Context(), nil, "providers", "schema", "-json").must(t, true)
+	var s struct {
+		Schemas map[string]struct {
+			Resources map[string]struct {
+				Block struct {
+					Attributes map[string]struct {
+						Required bool `json:"required"`
+					} `json:"attributes"`
+				} `json:"block"`
+			} `json:"resource_schemas"`
+		} `json:"provider_schemas"`
+	}
+	if err := json.Unmarshal(schema.stdout, &s); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range s.Schemas {
+		if !p.Resources["valkey_stream_group"].Block.Attributes["group_start"].Required {
+			t.Errorf("providers schema -json lists group_start of %s as not required", name)
+		}
+	}
+}
+
+// expectImportOnly fails unless the plan run res imports, and adds and removes nothing:
+// declaring the start of an imported group records it in place.
+func expectImportOnly(t *testing.T, res cliResult) {
+	t.Helper()
+	for line := range bytes.Lines(res.stdout) {
+		var msg struct {
+			Type    string `json:"type"`
+			Changes struct {
+				Add, Remove, Import int
+			} `json:"changes"`
+		}
+		if json.Unmarshal(line, &msg) != nil || msg.Type != "change_summary" {
+			continue
+		}
+		if msg.Changes.Add != 0 || msg.Changes.Remove != 0 || msg.Changes.Import == 0 {
+			t.Errorf("plan changes %+v; want imports only, nothing added or removed", msg.Changes)
+		}
+		return
+	}
+	t.Errorf("plan printed no change summary:\n%s", res.stdout)
+}
+
+// declareGeneratedStart checks that generated.tf left group_start null for every imported
+// group, as the CLI writes a required attribute it cannot read back, that the plan then fails
+// on it with the choices, and declares start in its place.
+func declareGeneratedStart(t *testing.T, r *cliRun, groups int, start string) {
+	t.Helper()
+	path := filepath.Join(r.dir, "generated.tf")
+	generated, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nulls := regexp.MustCompile(`(?m)^(\s*group_start\s*=\s*)null\b.*$`)
+	if n := len(nulls.FindAll(generated, -1)); n != groups {
+		t.Fatalf("generated.tf has %d null group_start lines, want %d:\n%s", n, groups, generated)
+	}
+	res := r.exec(t.Context(), nil, "plan").must(t, false)
+	if got := findDiagnostic(res.diags, "error", "Group Start Not Declared"); len(got) != groups || !startNotDeclared.MatchString(got[0].Summary+unwrap(got[0].Detail)) {
+		t.Fatalf("plan of the generated configuration: %+v, want %d Group Start Not Declared errors naming new and head", res.diags, groups)
+	}
+	writeFile(t, path, string(nulls.ReplaceAll(generated, []byte(`${1}"`+start+`"`))))
+}
+
 func TestAccStreamGroup_importByIdentity(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
 	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", "new")
-	// The configuration an import by identity generates: no group_start, which the server does
-	// not know, so the import is a no-op.
-	imported := testAccProviderConfig(testServer(t)) + testAccGroupWithoutStartConfig(stream, "team/billing")
+	// The imported group with its start declared, as the user writes it after generating
+	// configuration: the import records it in place.
+	imported := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},
@@ -181,21 +269,26 @@ import {
   id = %q
 }
 `, id, stream+"/team/a"))
-	r.run(true, "plan", "-generate-config-out=generated.tf")
+	r.run(false, "plan", "-generate-config-out=generated.tf")
 	generated, err := os.ReadFile(filepath.Join(r.dir, "generated.tf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{
-		fmt.Sprintf("resource \"valkey_stream_group\" \"team\" {\n  group_start = null\n  name        = \"team/a\"\n  stream      = %q", stream),
-		fmt.Sprintf("resource \"valkey_stream_group\" \"other\" {\n  group_start = null\n  name        = \"a\"\n  stream      = %q", stream+"/team"),
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(fmt.Sprintf(`resource "valkey_stream_group" "team" \{\s+group_start = null.*\n\s+name\s+= "team/a"\n\s+stream\s+= %s`, regexp.QuoteMeta(strconv.Quote(stream)))),
+		regexp.MustCompile(fmt.Sprintf(`resource "valkey_stream_group" "other" \{\s+group_start = null.*\n\s+name\s+= "a"\n\s+stream\s+= %s`, regexp.QuoteMeta(strconv.Quote(stream+"/team")))),
 	} {
-		if !strings.Contains(string(generated), want) {
-			t.Errorf("generated.tf does not hold\n%s\n---\n%s", want, generated)
+		if !want.Match(generated) {
+			t.Errorf("generated.tf does not match\n%s\n---\n%s", want, generated)
 		}
 	}
+	declareGeneratedStart(t, r, 2, "new")
+	expectImportOnly(t, r.exec(t.Context(), nil, "plan").must(t, true))
 	r.run(true, "apply", "-auto-approve")
-	// The generated configuration is the state: a second plan has nothing to do.
+	if g := r.stateGroup("team"); g.GroupStart == nil || *g.GroupStart != "new" || !g.Adopted {
+		t.Errorf("after the import and the declared start: %+v, want group_start new and adopted", g)
+	}
+	// The configuration is the state now: a second plan has nothing to do.
 	r.run(true, "plan", "-detailed-exitcode")
 }
 
@@ -218,7 +311,7 @@ import {
   identity = { stream = %q, name = "team/billing" }
 }
 `, stream))
-	r.run(true, "plan", "-generate-config-out=generated.tf")
+	r.run(false, "plan", "-generate-config-out=generated.tf")
 	generated, err := os.ReadFile(filepath.Join(r.dir, "generated.tf"))
 	if err != nil {
 		t.Fatal(err)
@@ -226,10 +319,13 @@ import {
 	if !strings.Contains(string(generated), `name        = "team/billing"`) || !strings.Contains(string(generated), fmt.Sprintf("stream      = %q", stream)) {
 		t.Fatalf("generated.tf does not name the group:\n%s", generated)
 	}
+	declareGeneratedStart(t, r, 1, "head")
+	expectImportOnly(t, r.exec(t.Context(), nil, "plan").must(t, true))
 	r.run(true, "apply", "-auto-approve")
+
 	got := r.stateGroup("billing")
-	if got.ID != stream+"/team%2Fbilling" || !got.Adopted {
-		t.Errorf("imported state = %+v, want id %s and adopted", got, stream+"/team%2Fbilling")
+	if got.ID != stream+"/team%2Fbilling" || !got.Adopted || got.GroupStart == nil || *got.GroupStart != "head" {
+		t.Errorf("imported state = %+v, want id %s, adopted, and the declared group_start head", got, stream+"/team%2Fbilling")
 	}
 	if got.Identity["stream"] != stream || got.Identity["name"] != "team/billing" {
 		t.Errorf("identity in state = %v", got.Identity)
@@ -248,7 +344,8 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "apply", "-auto-approve")
 
-	// Drop the identity from the state file, as a state from an earlier release has none.
+	// Drop the identity from the state file, as a state from an earlier release has none, and
+	// the group_start, as an import leaves it.
 	path := filepath.Join(r.dir, "terraform.tfstate")
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -266,6 +363,9 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 			if instance, ok := inst.(map[string]any); ok {
 				delete(instance, "identity")
 				delete(instance, "identity_schema_version")
+				if attributes, ok := instance["attributes"].(map[string]any); ok {
+					attributes["group_start"] = nil
+				}
 			}
 		}
 	}
@@ -274,12 +374,12 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	}
 	writeFile(t, path, string(raw))
 
-	// Dropping group_start is an in-place Update that sends nothing to the server.
-	r.write(provider + testAccGroupWithoutStartConfig(stream, "billing"))
+	// Declaring group_start for a group without one is an in-place Update that sends nothing
+	// to the server.
 	r.run(true, "apply", "-auto-approve", "-refresh=false")
 	got := r.stateGroup("test")
-	if got.GroupStart != nil {
-		t.Errorf("group_start = %q after dropping it, want null", *got.GroupStart)
+	if got.GroupStart == nil || *got.GroupStart != "new" {
+		t.Errorf("group_start = %v after declaring it, want new", got.GroupStart)
 	}
 	if v := cliVersion(t); !v.LessThan(tfversion.Version1_12_0) && got.Identity["name"] != "billing" {
 		t.Errorf("identity after Update = %v, want stream and name", got.Identity)

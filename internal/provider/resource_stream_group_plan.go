@@ -55,23 +55,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			" The replacement ensures the newly declared group; the old one is not removed.")
 	}
 	// A create, or a replacement by another group: the plan may create it.
-	if requireStart(plan, &resp.Diagnostics) {
-		r.checkDoor(ctx, plan, &resp.Diagnostics)
-	}
-}
-
-// requireStart fails a plan that may create a group without a declared group_start: the start
-// position is declared, never defaulted. A group already in state may leave it unset.
-func requireStart(plan streamGroupModel, diags *diag.Diagnostics) bool {
-	if !plan.GroupStart.IsNull() {
-		return true
-	}
-	diags.AddAttributeError(path.Root("group_start"), "Group Start Not Declared",
-		fmt.Sprintf("This plan may create group %q on stream %q, and creating a group needs a declared start: "+
-			"group_start = \"new\" (only entries appended from now on) or \"head\" (replay every entry already in the stream). "+
-			"Only a group already in state, such as an imported one, may leave group_start unset.",
-			plan.Name.ValueString(), plan.Stream.ValueString()))
-	return false
+	r.checkDoor(ctx, plan, &resp.Diagnostics)
 }
 
 // checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read
