@@ -1,0 +1,136 @@
+package valkeytest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Failure is one way a connection to the server fails, set up on loopback for one test: the
+// mistakes people make (a wrong password, a database the server lacks, TLS to a plain port)
+// and the states a server can be in (loading, a replica, out of memory, gone mid-reply). A
+// client pointed at URL with Username and Password meets the failure. The fault tests of
+// internal/valkey and internal/provider share these, so the two halves of the matrix are the
+// same rows.
+type Failure struct {
+	Name     string
+	URL      string // valkey://host:port/db, or valkeys:// for TLS
+	Username string
+	Password string
+	// TLSInsecure asks the client to skip certificate verification (TLS to a plain port: the
+	// failure to show is the missing TLS, not an untrusted certificate).
+	TLSInsecure bool
+	// Addr is the address the client dials, which every error must name.
+	Addr string
+}
+
+// FailureCase names a Failure and sets it up: seed runs first, against the real server with
+// full rights (nil when there is none to seed, as for a refused port), so the test can put a
+// stream and a group there before the failure takes effect.
+type FailureCase struct {
+	Name  string
+	Setup func(t testing.TB, seed func(rdb *redis.Client)) Failure
+}
+
+// loadingReply and the data commands the provider sends: a server still loading its dataset
+// answers every one of them so (HELLO and SELECT are served while loading).
+const loadingReply = "LOADING Valkey is loading the dataset in memory"
+
+var dataCommands = []string{"XGROUP CREATE", "XINFO GROUPS", "XINFO STREAM", "XINFO CONSUMERS", "TYPE", "WAIT", "SCAN"}
+
+// faultEvery is one fault per data command.
+func faultEvery(action Action, reply string) []Fault {
+	faults := make([]Fault, len(dataCommands))
+	for i, c := range dataCommands {
+		faults[i] = Fault{Command: c, Action: action, Reply: reply}
+	}
+	return faults
+}
+
+// Failures are the rows of the fault matrix.
+func Failures() []FailureCase {
+	const password = "fault-matrix-Pa55"
+	seeded := func(t testing.TB, s *Server, pass string, seed func(*redis.Client)) {
+		t.Helper()
+		if seed == nil {
+			return
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: pass, Protocol: 2, DisableIdentity: true})
+		defer func() { _ = rdb.Close() }()
+		seed(rdb)
+	}
+	plain := func(t testing.TB, seed func(*redis.Client), args ...string) *Server {
+		s := StartT(t, WithArgs(args...))
+		seeded(t, s, "", seed)
+		return s
+	}
+	behindProxy := func(t testing.TB, seed func(*redis.Client), faults []Fault) Failure {
+		p := StartProxyT(t, plain(t, seed).Addr(), faults...)
+		return Failure{URL: p.URL(), Addr: p.Addr()}
+	}
+	return []FailureCase{
+		{"refused port", func(t testing.TB, _ func(*redis.Client)) Failure {
+			port, err := FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			return Failure{URL: "valkey://" + addr + "/0", Addr: addr}
+		}},
+		{"server never answers", func(t testing.TB, _ func(*redis.Client)) Failure {
+			p := StartProxyT(t, plain(t, nil).Addr(), Fault{Action: Hang})
+			return Failure{URL: p.URL(), Addr: p.Addr()}
+		}},
+		{"wrong password", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := StartT(t, WithArgs("--requirepass", password))
+			seeded(t, s, password, seed)
+			return Failure{URL: s.URL(), Addr: s.Addr(), Password: "not-" + password}
+		}},
+		{"no password", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := StartT(t, WithArgs("--requirepass", password))
+			seeded(t, s, password, seed)
+			return Failure{URL: s.URL(), Addr: s.Addr()}
+		}},
+		{"ACL user without permission", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := plain(t, seed)
+			user, pass := s.ACLUser(t, "*", "-@all")
+			return Failure{URL: s.URL(), Addr: s.Addr(), Username: user, Password: pass}
+		}},
+		{"database the server lacks", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := plain(t, seed)
+			return Failure{URL: "valkey://" + s.Addr() + "/99", Addr: s.Addr()}
+		}},
+		{"TLS to a plain port", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := plain(t, seed)
+			return Failure{URL: "valkeys://" + s.Addr() + "/0", Addr: s.Addr(), TLSInsecure: true}
+		}},
+		{"plain to a TLS port", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := StartT(t, WithTLS(NewPKIT(t), false))
+			seeded(t, s, "", seed)
+			return Failure{URL: "valkey://" + s.TLSAddr() + "/0", Addr: s.TLSAddr()}
+		}},
+		{"server loading", func(t testing.TB, seed func(*redis.Client)) Failure {
+			return behindProxy(t, seed, faultEvery(Answer, loadingReply))
+		}},
+		{"replica (READONLY)", func(t testing.TB, seed func(*redis.Client)) Failure {
+			// The replica links after the seed, so its full sync carries the seeded keys.
+			replica := StartReplicaT(t, plain(t, seed))
+			return Failure{URL: replica.URL(), Addr: replica.Addr()}
+		}},
+		{"out of memory (OOM)", func(t testing.TB, seed func(*redis.Client)) Failure {
+			s := plain(t, seed, "--maxmemory-policy", "noeviction")
+			rdb := s.Client()
+			defer func() { _ = rdb.Close() }()
+			if err := rdb.ConfigSet(context.Background(), "maxmemory", "1").Err(); err != nil {
+				t.Fatal(err)
+			}
+			return Failure{URL: s.URL(), Addr: s.Addr()}
+		}},
+		{"connection cut mid-reply", func(t testing.TB, seed func(*redis.Client)) Failure {
+			return behindProxy(t, seed, faultEvery(CutReply, ""))
+		}},
+	}
+}
+
