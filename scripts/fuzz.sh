@@ -10,6 +10,7 @@ targets=(
   ./internal/valkey:FuzzParseURL
   ./internal/valkey:FuzzDoorOutcome
   ./internal/valkey:FuzzHashSlot
+  ./internal/valkey:FuzzReplyReaders
 )
 for target in "${targets[@]}"; do
   echo "fuzz ${target##*:} for $time"

@@ -17,6 +17,7 @@ type Client struct {
 	tls        *tls.Config // nil without TLS
 	acks       int
 	ackTimeout time.Duration
+	retries    int // how often a connection that could not be opened is tried again by the door
 	build      func() redis.UniversalClient
 
 	once sync.Once
@@ -39,7 +40,7 @@ func NewClient(opts Options) (*Client, error) {
 	quietLibrary.Do(func() { redis.SetLogger(discardLogger{}) })
 	if len(opts.Unknown) > 0 {
 		unknown := &ConfigUnknownError{Settings: opts.Unknown}
-		return &Client{addr: "an address not known yet", build: func() redis.UniversalClient { return unknownClient(unknown) }}, nil
+		return &Client{addr: "an address not known yet", build: func() redis.UniversalClient { return withOpenHook(unknownClient(unknown)) }}, nil
 	}
 	s, err := resolve(opts)
 	if err != nil {
@@ -50,7 +51,8 @@ func NewClient(opts Options) (*Client, error) {
 		tls:        s.universal.TLSConfig,
 		acks:       s.acks,
 		ackTimeout: s.ackTimeout,
-		build:      func() redis.UniversalClient { return redis.NewUniversalClient(s.universal) },
+		retries:    max(s.universal.MaxRetries, 0),
+		build:      func() redis.UniversalClient { return withOpenHook(redis.NewUniversalClient(s.universal)) },
 	}, nil
 }
 

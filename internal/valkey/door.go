@@ -2,8 +2,10 @@ package valkey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -48,20 +50,47 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// EnsureGroup is the door: one XGROUP CREATE <stream> <group> <$|0> MKSTREAM, with the
-// group's info read back in the same round trip. It never deletes or trims anything.
+// EnsureGroup is the door: one XGROUP CREATE <stream> <group> <$|0> MKSTREAM, with WAIT when
+// replica acknowledgements are asked for, and the group's info read back, in one round trip.
+// It never deletes or trims anything.
+//
+// XGROUP CREATE is never sent twice: once it may have reached the server, a second one would
+// answer BUSYGROUP to this very create, and the group would read as adopted with a start it
+// was in fact given. A lost reply is an *UnknownOutcomeError. Only a connection that could not
+// be opened (nothing was written on it) is tried again, up to the client's MaxRetries.
 func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start Start) (Outcome, Group, error) {
 	id, err := start.ID()
 	if err != nil {
 		return 0, Group{}, err
 	}
-	var create *redis.StatusCmd
+	for attempt := 0; ; attempt++ {
+		outcome, g, err := c.door(ctx, stream, group, id)
+		if _, failedToOpen := asOpenError(err); !failedToOpen || attempt >= c.retries {
+			return c.doorResult(ctx, stream, group, outcome, g, err)
+		}
+		if sleepErr := sleepCtx(ctx, retryBackoff(attempt)); sleepErr != nil {
+			return c.doorResult(ctx, stream, group, outcome, g, err)
+		}
+	}
+}
+
+// createCmd is XGROUP CREATE ... MKSTREAM, marked for go-redis as a command never to be
+// resent once written (go-redis would otherwise resend the whole pipeline after a broken
+// connection, MaxRetries times).
+type createCmd struct{ *redis.StatusCmd }
+
+func (createCmd) NoRetry() bool { return true }
+
+// door runs one attempt. err is the raw error of XGROUP CREATE, or WAIT's as an
+// *UnconfirmedError when the create succeeded.
+func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
+	create := createCmd{redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
 	var info *redis.Cmd
 	var wait *redis.IntCmd
 	acks, ackTimeout := c.acks, c.ackTimeout
 	gen := c.groups.generation(stream)
-	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
-		create = p.XGroupCreateMkStream(ctx, stream, group, id)
+	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
+		_ = p.Process(ctx, create)
 		if acks > 0 {
 			wait = redis.NewIntCmd(ctx, "WAIT", acks, ackTimeout.Milliseconds())
 			_ = p.Process(ctx, wait)
@@ -77,40 +106,82 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		// stream ran meanwhile; replaceAfterDoor keeps it only then.
 		c.groups.replaceAfterDoor(stream, gen, streamGroups{exists: true, groups: groups})
 	}
-	createErr := create.Err()
-	if createErr == nil && pipeErr != nil && info.Err() == nil && (wait == nil || wait.Err() == nil) {
-		// No command has an error of its own: the connection failed before any ran (dial, TLS,
-		// AUTH), which go-redis reports on the pipeline only. A refused WAIT is WAIT's, below.
-		createErr = pipeErr
-	}
-	outcome, err := doorOutcome(createErr)
+	outcome, err := doorOutcome(create.Val(), create.Err())
 	if err != nil {
-		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
+		return 0, Group{}, err
 	}
 	if wait != nil && (wait.Err() != nil || wait.Val() < int64(acks)) {
+		unconfirmed := &UnconfirmedError{Addr: c.Addr(), Key: stream, Group: group, Outcome: outcome,
+			Acked: wait.Val(), Wanted: acks, Timeout: ackTimeout}
 		if msg, isReply := reply(wait.Err()); isReply {
-			return 0, Group{}, &RefusedError{Addr: c.Addr(), Key: stream, Command: "WAIT", Reply: msg}
+			unconfirmed.Reply = msg
+		} else if wait.Err() != nil {
+			unconfirmed.Acked, unconfirmed.Err = 0, wait.Err()
 		}
-		return 0, Group{}, &UnconfirmedError{Addr: c.Addr(), Key: stream, Acked: wait.Val(), Wanted: acks, Timeout: ackTimeout}
+		return outcome, Group{}, unconfirmed
 	}
-	if info.Err() != nil || parseErr != nil {
+	g, found := FindGroup(groups, group)
+	if info.Err() != nil || parseErr != nil || !found {
 		// The group is in place; only the read-back failed. Report the outcome without info.
-		return outcome, Group{Name: group}, nil //nolint:nilerr // the door succeeded; the read-back is optional
+		return outcome, Group{Name: group}, nil
 	}
-	if g, ok := FindGroup(groups, group); ok {
-		return outcome, g, nil
-	}
-	return outcome, Group{Name: group}, nil
+	return outcome, g, nil
 }
 
 // doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group
-// exists, which is what the caller asked for. Everything else stays an error.
-func doorOutcome(err error) (Outcome, error) {
-	if err == nil {
+// exists, which is what the caller asked for. Everything else stays an error. An OK that was
+// read counts even when the connection broke later in the same round trip (go-redis then
+// gives every command of the pipeline the transport error).
+func doorOutcome(status string, err error) (Outcome, error) {
+	if err == nil || status == "OK" {
 		return Created, nil
 	}
 	if msg, isReply := reply(err); isReply && strings.HasPrefix(msg, "BUSYGROUP") {
 		return Adopted, nil
 	}
 	return 0, err
+}
+
+// doorResult turns what door returned into what EnsureGroup returns: typed errors, and for a
+// create whose reply was lost, an *UnknownOutcomeError with what the server shows now.
+func (c *Client) doorResult(ctx context.Context, stream, group string, outcome Outcome, g Group, err error) (Outcome, Group, error) {
+	var unconfirmed *UnconfirmedError
+	switch {
+	case err == nil:
+		return outcome, g, nil
+	case errors.As(err, &unconfirmed):
+		return 0, Group{}, err
+	}
+	_, failedToOpen := asOpenError(err)
+	if _, isReply := reply(err); isReply || failedToOpen {
+		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
+	}
+	// A transport error with the connection open: the command may have run.
+	unknown := &UnknownOutcomeError{Addr: c.Addr(), Stream: stream, Group: group, Err: err}
+	c.groups.invalidate(stream)
+	sg, readErr := c.fetchGroups(ctx, stream)
+	if readErr != nil {
+		unknown.NowErr = readErr
+	} else {
+		unknown.Now.StreamExists = sg.exists
+		unknown.Now.Group, unknown.Now.GroupExists = FindGroup(sg.groups, group)
+	}
+	return 0, Group{}, unknown
+}
+
+// retryBackoff is the pause before retry attempt+1 of a connection that could not be opened:
+// go-redis's own defaults (8ms, doubling, at most 512ms).
+func retryBackoff(attempt int) time.Duration {
+	return min(8*time.Millisecond<<attempt, 512*time.Millisecond)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -29,7 +29,7 @@ func BenchmarkDoorOutcome(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if got, _ := doorOutcome(bc.err); got != bc.want {
+				if got, _ := doorOutcome("", bc.err); got != bc.want {
 					b.Fatalf("doorOutcome(%v) = %v, want %v", bc.err, got, bc.want)
 				}
 			}

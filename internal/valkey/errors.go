@@ -22,16 +22,21 @@ import (
 
 // WrongTypeError reports a key that holds something other than a stream.
 type WrongTypeError struct {
+	Addr string
 	Key  string
 	Type string // what TYPE answered: string, list, hash, set, zset, ...
 }
 
 func (e *WrongTypeError) Error() string {
-	return fmt.Sprintf("key %q holds a %s, not a stream", e.Key, e.Type)
+	return fmt.Sprintf("key %q at %s holds a %s, not a stream", e.Key, e.Addr, e.Type)
 }
 
-// RefusedError is an error reply from the server other than the ones the door understands
-// (NOPERM, READONLY, LOADING, CLUSTERDOWN, ...). Reply holds the server's own words.
+// RefusedError is an error reply to a command of this package's, in the server's own words
+// (Reply): NOPERM, READONLY, LOADING, OOM, CLUSTERDOWN, and any other. Three replies are not
+// refusals: BUSYGROUP, which the door swallows; WRONGTYPE, a *WrongTypeError; and a failed
+// authentication (NOAUTH, WRONGPASS), an *UnreachableError, since no command ran. A refusal
+// met while a connection was being opened (a SELECT the server refuses) is an
+// *UnreachableError too, with Step "SELECT".
 type RefusedError struct {
 	Addr    string
 	Key     string
@@ -63,31 +68,79 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("group %q does not exist on stream %q", e.Group, e.Stream)
 }
 
-// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for: the
-// group is on the primary, but a failover now could lose it, so the door does not count it.
+// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for (WAIT):
+// the group is on the primary, created or adopted as Outcome says, but a failover now could
+// lose it, so the door does not count it. Reply is WAIT's error reply when the server refused
+// WAIT; Err is set when WAIT's reply was lost.
 type UnconfirmedError struct {
 	Addr    string
 	Key     string
+	Group   string
+	Outcome Outcome
 	Acked   int64
 	Wanted  int
 	Timeout time.Duration
+	Reply   string
+	Err     error
 }
 
 func (e *UnconfirmedError) Error() string {
-	return fmt.Sprintf("the group on key %q was written at %s but %d of %d replicas acknowledged it within %s",
-		e.Key, e.Addr, e.Acked, e.Wanted, e.Timeout)
+	switch {
+	case e.Reply != "":
+		return fmt.Sprintf("group %q on key %q was %s at %s, but the server refused WAIT: %s", e.Group, e.Key, e.Outcome, e.Addr, e.Reply)
+	case e.Err != nil:
+		return fmt.Sprintf("group %q on key %q was %s at %s, but WAIT's reply was lost: %v", e.Group, e.Key, e.Outcome, e.Addr, e.Err)
+	}
+	return fmt.Sprintf("group %q on key %q was %s at %s, but %d of %d replicas acknowledged it within %s",
+		e.Group, e.Key, e.Outcome, e.Addr, e.Acked, e.Wanted, e.Timeout)
 }
 
+// UnknownOutcomeError is a door whose XGROUP CREATE may have reached the server but whose
+// reply was lost (the connection broke or timed out after the command was written). The door
+// does not send it again: a second XGROUP CREATE would answer BUSYGROUP to this very create,
+// and the group would read as adopted. Now is what the server showed when asked once
+// afterwards; NowErr is set when even that could not be read.
+type UnknownOutcomeError struct {
+	Addr   string
+	Stream string
+	Group  string
+	Err    error
+	Now    GroupState
+	NowErr error
+}
+
+// GroupState is whether a stream and a group on it exist, with the group as XINFO GROUPS
+// reported it when it does.
+type GroupState struct {
+	StreamExists bool
+	GroupExists  bool
+	Group        Group
+}
+
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("the reply to XGROUP CREATE of group %q on key %q at %s was lost (%v): the group may or may not have been created",
+		e.Group, e.Stream, e.Addr, e.Err)
+}
+
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
 // UnreachableError is a failure to talk to the server at all: refused connection, DNS,
-// timeout, TLS verification, or authentication.
+// timeout, TLS, a refused authentication or SELECT, or a connection lost while waiting for a
+// reply to a read. Step says where it failed while a connection was being opened ("connect":
+// TCP, TLS or the Sentinel lookup; "HELLO" or "AUTH"; "SELECT"); it is empty when the
+// connection was open and the command itself met the failure.
 type UnreachableError struct {
 	Addr       string
+	Step       string
 	Err        error
 	TLS        bool // TLS was on
 	ClientCert bool // a client certificate was offered
 }
 
 func (e *UnreachableError) Error() string {
+	if e.Step != "" && e.Step != "connect" {
+		return fmt.Sprintf("cannot reach valkey at %s (%s failed): %v", e.Addr, e.Step, e.Err)
+	}
 	return fmt.Sprintf("cannot reach valkey at %s: %v", e.Addr, e.Err)
 }
 
@@ -111,6 +164,7 @@ const (
 	CauseClosedTLS           // a TLS connection was closed, and no client certificate was offered
 	CauseClosedTLSCert       // a TLS connection was closed although a client certificate was offered
 	CauseTimeout             // no answer in time
+	CauseNoDatabase          // the server refused to SELECT the database: it has no database of that number
 )
 
 // Cause tells what kind of failure e is.
@@ -131,6 +185,8 @@ func (e *UnreachableError) Cause() Cause {
 	switch {
 	case errors.As(e.Err, &unknown):
 		return CauseConfigUnknown
+	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR"):
+		return CauseNoDatabase
 	case errors.As(e.Err, &rerr) && isAuthReply(rerr.Error()):
 		return CauseAuth
 	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM"):
@@ -207,19 +263,24 @@ func isAuthReply(msg string) bool {
 	return strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH")
 }
 
-// classify turns an error from a command on key into one of the typed errors above.
-// WRONGTYPE asks the server for the key's type so the message can name it.
+// classify turns an error from a command on key into one of the typed errors above. A
+// failure to open the connection is an UnreachableError whatever the command, and WRONGTYPE
+// asks the server for the key's type so the message can name it.
 func (c *Client) classify(ctx context.Context, command, key string, err error) error {
+	if err == nil {
+		return nil
+	}
+	tlsOn, clientCert := c.tlsState()
+	if open, failedToOpen := asOpenError(err); failedToOpen {
+		return &UnreachableError{Addr: c.Addr(), Step: open.step, Err: open.err, TLS: tlsOn, ClientCert: clientCert}
+	}
 	msg, isReply := reply(err)
 	switch {
-	case err == nil:
-		return nil
 	case isReply && strings.HasPrefix(msg, "WRONGTYPE"):
-		return &WrongTypeError{Key: key, Type: c.keyType(ctx, key)}
+		return &WrongTypeError{Addr: c.Addr(), Key: key, Type: c.keyType(ctx, key)}
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}
-	tlsOn, clientCert := c.tlsState()
 	return &UnreachableError{Addr: c.Addr(), Err: err, TLS: tlsOn, ClientCert: clientCert}
 }
 

@@ -58,7 +58,7 @@ func FuzzDoorOutcome(f *testing.F) {
 		case 4:
 			err = fmt.Errorf("%s: %w", msg, io.EOF)
 		}
-		outcome, got := doorOutcome(err)
+		outcome, got := doorOutcome("", err)
 		swallow := isReply && strings.HasPrefix(msg, "BUSYGROUP")
 		switch {
 		case swallow && (outcome != Adopted || got != nil):
@@ -69,9 +69,12 @@ func FuzzDoorOutcome(f *testing.F) {
 			t.Fatalf("doorOutcome(%T %q) = %v, %v; want no outcome and the same error back", err, msg, outcome, got)
 		}
 	})
-	_, got := doorOutcome(nil)
-	if o, _ := doorOutcome(nil); o != Created || got != nil {
-		f.Fatalf("doorOutcome(nil) = %v, %v; want Created", o, got)
+	if o, got := doorOutcome("OK", nil); o != Created || got != nil {
+		f.Fatalf("doorOutcome(OK, nil) = %v, %v; want Created", o, got)
+	}
+	// An OK that was read stays Created when the connection broke later in the round trip.
+	if o, got := doorOutcome("OK", io.EOF); o != Created || got != nil {
+		f.Fatalf("doorOutcome(OK, EOF) = %v, %v; want Created", o, got)
 	}
 }
 
@@ -161,6 +164,20 @@ func TestParseURL_RefusesStrayBracketHost(t *testing.T) {
 		if opts, err := ParseURL(raw); err == nil {
 			t.Errorf("ParseURL(%q) accepted, Addr %q", raw, opts.Addr)
 		}
+	}
+}
+
+// TestParseURL_RefusesPortsOutOfRange: a port that is no TCP port is a malformed URL, refused
+// where the URL is read (at plan time), not a dial failure at apply.
+func TestParseURL_RefusesPortsOutOfRange(t *testing.T) {
+	for _, raw := range []string{"valkey://127.0.0.1:99999/0", "valkey://host:0", "valkeys://[::1]:65536", "redis://:pw@h:123456"} {
+		var urlErr *URLError
+		if opts, err := ParseURL(raw); !errors.As(err, &urlErr) || !strings.Contains(urlErr.Reason, "is not a TCP port") {
+			t.Errorf("ParseURL(%q) = %v, %v; want a URLError naming the port", raw, opts, err)
+		}
+	}
+	if _, err := ParseURL("valkey://127.0.0.1:65535/0"); err != nil {
+		t.Errorf("port 65535 refused: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package valkey_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,8 +20,14 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: new(1), ReplicaAckTimeout: 200 * time.Millisecond})
 	_, _, err := lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
 	var unconfirmed *valkey.UnconfirmedError
-	if !errors.As(err, &unconfirmed) || unconfirmed.Acked != 0 || unconfirmed.Wanted != 1 || unconfirmed.Key != "orders" {
-		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders", err)
+	if !errors.As(err, &unconfirmed) || unconfirmed.Acked != 0 || unconfirmed.Wanted != 1 || unconfirmed.Key != "orders" ||
+		unconfirmed.Outcome != valkey.Created {
+		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders, for a created group", err)
+	}
+	// Again: the group exists now, so the door adopts it, and the error says that it did.
+	_, _, err = lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
+	if !errors.As(err, &unconfirmed) || unconfirmed.Outcome != valkey.Adopted || !strings.Contains(err.Error(), "was adopted") {
+		t.Fatalf("err = %v, want UnconfirmedError for an adopted group", err)
 	}
 
 	rrdb := valkeytest.StartReplicaT(t, primary).Client()

@@ -32,12 +32,12 @@ type Consumer struct {
 func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
 	var info *redis.XInfoStreamCmd
 	var groups *redis.Cmd
-	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		info = p.XInfoStream(ctx, key)
 		groups = p.Do(ctx, "XINFO", "GROUPS", key)
 		return nil
 	})
-	if err := c.readErr(ctx, "XINFO STREAM", key, "", cmdErr(info, pipeErr)); err != nil {
+	if err := c.readErr(ctx, "XINFO STREAM", key, "", info.Err()); err != nil {
 		return Stream{}, err
 	}
 	v := info.Val()
@@ -45,7 +45,7 @@ func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
 		Key: key, Length: v.Length, LastGeneratedID: v.LastGeneratedID, EntriesAdded: v.EntriesAdded,
 		MaxDeletedEntryID: v.MaxDeletedEntryID, FirstEntryID: entryID(v.FirstEntry), LastEntryID: entryID(v.LastEntry),
 	}
-	if err := c.readErr(ctx, "XINFO GROUPS", key, "", cmdErr(groups, pipeErr)); err != nil {
+	if err := c.readErr(ctx, "XINFO GROUPS", key, "", groups.Err()); err != nil {
 		return Stream{}, err
 	}
 	parsed, err := parseGroups(groups.Val())
@@ -65,12 +65,12 @@ func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
 func (c *Client) GroupDetail(ctx context.Context, stream, name string) (Group, []Consumer, error) {
 	var groups *redis.Cmd
 	var consumers *redis.XInfoConsumersCmd
-	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		groups = p.Do(ctx, "XINFO", "GROUPS", stream)
 		consumers = p.XInfoConsumers(ctx, stream, name)
 		return nil
 	})
-	if err := c.readErr(ctx, "XINFO GROUPS", stream, "", cmdErr(groups, pipeErr)); err != nil {
+	if err := c.readErr(ctx, "XINFO GROUPS", stream, "", groups.Err()); err != nil {
 		return Group{}, nil, err
 	}
 	parsed, err := parseGroups(groups.Val())
@@ -81,7 +81,7 @@ func (c *Client) GroupDetail(ctx context.Context, stream, name string) (Group, [
 	if !found {
 		return Group{}, nil, &NotFoundError{Stream: stream, Group: name}
 	}
-	if err := c.readErr(ctx, "XINFO CONSUMERS", stream, name, cmdErr(consumers, pipeErr)); err != nil {
+	if err := c.readErr(ctx, "XINFO CONSUMERS", stream, name, consumers.Err()); err != nil {
 		return Group{}, nil, err
 	}
 	list := make([]Consumer, 0, len(consumers.Val()))
@@ -106,18 +106,6 @@ func (c *Client) readErr(ctx context.Context, command, stream, group string, err
 		}
 	}
 	return c.classify(ctx, command, stream, err)
-}
-
-// cmdErr is cmd's error, or the pipeline's when the connection failed before any command
-// ran: go-redis reports that on the pipeline only.
-func cmdErr(cmd redis.Cmder, pipeErr error) error {
-	if err := cmd.Err(); err != nil {
-		return err
-	}
-	if _, isReply := reply(pipeErr); pipeErr != nil && !isReply {
-		return pipeErr
-	}
-	return nil
 }
 
 // entryID is the ID of an entry XINFO STREAM reported, or nil when there was none.

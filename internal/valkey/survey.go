@@ -44,12 +44,12 @@ func (c *Client) Survey(ctx context.Context, stream string) (Survey, error) {
 func (c *Client) fetchSurvey(ctx context.Context, stream string) (streamGroups, error) {
 	var groups *redis.Cmd
 	var info *redis.XInfoStreamCmd
-	_, pipeErr := c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		groups = p.Do(ctx, "XINFO", "GROUPS", stream)
 		info = p.XInfoStream(ctx, stream)
 		return nil
 	})
-	sg, err := c.groupsReply(ctx, stream, groups.Val(), cmdErr(groups, pipeErr))
+	sg, err := c.groupsReply(ctx, stream, groups.Val(), groups.Err())
 	if err != nil {
 		return streamGroups{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -48,6 +49,11 @@ func ParseURL(raw string) (*redis.Options, error) {
 	}
 	if !validHost(u.Hostname()) {
 		return nil, bad(fmt.Sprintf("host %q is not a host name or IP address", u.Hostname()))
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, bad(fmt.Sprintf("port %s is not a TCP port (1 to 65535)", port))
+		}
 	}
 	if u.RawQuery != "" || u.ForceQuery {
 		// go-redis would read settings from the query, and the client's own options would then

@@ -1,0 +1,116 @@
+package valkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Opening a connection is where most mistakes people make show up: a wrong address, TLS
+// spoken to a plain port, a wrong password, a database the server lacks. go-redis opens
+// connections lazily, inside whichever command or pipeline first needs one, and reports the
+// failure on that command in ways that differ by step and by mode: a refused SELECT or AUTH
+// of a pipeline's connection is returned on the pipeline only, with every command left
+// without a value or an error. openHook marks every failure to open a connection once, at
+// its source, so that callers see the same typed failure whatever first used the connection,
+// and so that the door knows that nothing of its own was sent.
+
+// openError is a failure while a connection was being opened: dialling (TCP, TLS, the
+// Sentinel lookup of the primary), the HELLO/AUTH handshake, or SELECT. No command of the
+// caller's was written on that connection.
+type openError struct {
+	step string // "connect", "HELLO", "AUTH" or "SELECT"
+	err  error
+}
+
+func (e *openError) Error() string { return e.step + ": " + e.err.Error() }
+
+func (e *openError) Unwrap() error { return e.err }
+
+// opening marks err as a failure to open a connection at step. The mark is wrapped once more,
+// because go-redis unwraps one level of the errors its connection set-up returns: either way,
+// errors.As finds the *openError.
+func opening(step string, err error) error {
+	var already *openError
+	if errors.As(err, &already) {
+		return err
+	}
+	return fmt.Errorf("opening a connection: %w", &openError{step: step, err: err})
+}
+
+// asOpenError finds the mark left by opening.
+func asOpenError(err error) (*openError, bool) {
+	var open *openError
+	ok := errors.As(err, &open)
+	return open, ok
+}
+
+// handshakeSteps are the commands go-redis sends while opening a connection. This package
+// never sends them itself, so seeing one means a connection is being opened.
+var handshakeSteps = map[string]string{"hello": "HELLO", "auth": "AUTH", "select": "SELECT"}
+
+// openHook is a go-redis hook on every client this package builds (on each node of a cluster).
+type openHook struct{}
+
+var _ redis.Hook = openHook{}
+
+func (openHook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil {
+			return nil, opening("connect", err)
+		}
+		return conn, nil
+	}
+}
+
+// ProcessHook marks the failure of a handshake command (HELLO, AUTH) on the command itself,
+// which is where go-redis's connection set-up reads it.
+func (openHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if step, isHandshake := handshakeSteps[strings.ToLower(cmd.Name())]; isHandshake && err != nil {
+			err = opening(step, err)
+			cmd.SetErr(err)
+		}
+		return err
+	}
+}
+
+// ProcessPipelineHook marks a failed SELECT of the set-up pipeline, and gives every command of
+// a pipeline whose connection could not be opened that failure as its own error.
+func (openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if step, isHandshake := handshakeSteps[strings.ToLower(cmd.Name())]; isHandshake && cmd.Err() != nil {
+				err = opening(step, cmd.Err())
+				cmd.SetErr(err)
+			}
+		}
+		if _, failedToOpen := asOpenError(err); failedToOpen {
+			for _, cmd := range cmds {
+				if cmd.Err() == nil {
+					cmd.SetErr(err)
+				}
+			}
+		}
+		return err
+	}
+}
+
+// withOpenHook adds openHook where rdb opens connections: to the client itself, or to every
+// node of a cluster. (Not to the cluster client as well: a cluster pipeline spans nodes, and a
+// node that could not be reached must not stamp its failure on another node's replies.)
+func withOpenHook(rdb redis.UniversalClient) redis.UniversalClient {
+	if cluster, ok := rdb.(*redis.ClusterClient); ok {
+		cluster.OnNewNode(func(node *redis.Client) { node.AddHook(openHook{}) })
+		return rdb
+	}
+	rdb.AddHook(openHook{})
+	return rdb
+}
