@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -101,11 +102,33 @@ func (r *cliRun) run(wantOK bool, args ...string) []cliDiagnostic {
 	return r.exec(r.t.Context(), nil, args...).must(r.t, wantOK).diags
 }
 
-// findDiagnostic returns the diagnostics with the given severity and summary.
+// Summaries of the provider's per-group warnings, as patterns: each names its group and stream
+// (so that Terraform's terminal output never folds them), and these match any group.
+const (
+	replaySummary        = `^Group ".*" of ".*" Will Replay [0-9,]+ Entr(y|ies)$`
+	skipSummary          = `^Group ".*" of ".*" Will Skip [0-9,]+ Entr(y|ies)$`
+	replayOrSkipSummary  = `^Group ".*" of ".*" Will Replay Or Skip [0-9,]+ Entr(y|ies)$`
+	willAdoptSummary     = `^Group ".*" of ".*" Will Be Adopted, Lag \S+$`
+	adoptedSummary       = `^Group ".*" of ".*" Adopted, Not Created$`
+	streamCreatedSummary = `^Stream ".*" Will Be Created$`
+	willStaySummary      = `^Group ".*" of ".*" Will Stay On Server$`
+	leftSummary          = `^Group ".*" of ".*" Left On Server$`
+	replacedSummary      = `^Replaced Group ".*" of ".*" Will Stay On Server$`
+	startChangeSummary   = `^Group ".*" of ".*" Will Not Move: Start Change Adopts It$`
+	checkSkippedSummary  = "Plan-Time Group Check Skipped"
+	streamSkippedSummary = `^Plan-Time Group Check Skipped For Stream ".*"$`
+)
+
+// findDiagnostic returns the diagnostics with the given severity and summary; a summary that
+// starts with "^" is a regular expression (the patterns above).
 func findDiagnostic(diags []cliDiagnostic, severity, summary string) []cliDiagnostic {
+	match := func(s string) bool { return s == summary }
+	if strings.HasPrefix(summary, "^") {
+		match = regexp.MustCompile(summary).MatchString
+	}
 	var found []cliDiagnostic
 	for _, d := range diags {
-		if d.Severity == severity && d.Summary == summary {
+		if d.Severity == severity && match(d.Summary) {
 			found = append(found, d)
 		}
 	}

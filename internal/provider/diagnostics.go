@@ -23,34 +23,88 @@ func errorDetail(err error, subject string) string {
 		unreachable *valkey.UnreachableError
 		unconfirmed *valkey.UnconfirmedError
 		unknown     *valkey.ConfigUnknownError
+		lost        *valkey.UnknownOutcomeError
 	)
 	switch {
 	case errors.As(err, &wrongType):
-		return fmt.Sprintf("Key %q holds a %s, not a stream, so %s cannot be there. "+
+		return fmt.Sprintf("Key %q on the server at %s holds a %s, not a stream, so %s cannot be there. "+
 			"Choose another stream key, or remove the %s from the server if nothing uses it.",
-			wrongType.Key, wrongType.Type, subject, wrongType.Type)
-	case errors.As(err, &refused) && refused.Command == "WAIT":
-		return fmt.Sprintf("The server at %s refused WAIT, with which the door confirms that replicas hold %s "+
-			"(min_replica_acks, on by default with sentinel), with: %s\n\nThe group may be on the primary; it is not recorded "+
-			"until confirmed. Grant +wait to the ACL user (see the provider's minimal ACL), or set min_replica_acks = 0 to "+
-			"skip the confirmation, then apply again: the door adopts the group.", refused.Addr, subject, refused.Reply)
+			wrongType.Key, wrongType.Addr, wrongType.Type, subject, wrongType.Type)
 	case errors.As(err, &refused):
 		return fmt.Sprintf("The server at %s refused %s on key %q for %s with: %s\n\n%s",
-			refused.Addr, refused.Command, refused.Key, subject, refused.Reply, refusedHint(refused.Code()))
+			refused.Addr, refused.Command, refused.Key, subject, sentence(refused.Reply), refusedHint(refused.Code()))
+	case errors.As(err, &lost):
+		return lostReplyDetail(lost)
 	case errors.As(err, &unconfirmed):
-		return fmt.Sprintf("The door wrote %s at %s, but only %d of the %d replicas asked for (min_replica_acks) "+
-			"acknowledged it within %s. A failover now could lose it, so Terraform does not record it. Check the replicas' "+
-			"health and replication links, then apply again: the door adopts the group if it survived.",
-			subject, unconfirmed.Addr, unconfirmed.Acked, unconfirmed.Wanted, unconfirmed.Timeout)
+		return unconfirmedDetail(unconfirmed, subject)
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The provider configuration was unknown when this operation ran (%s depends on values known only "+
 			"after apply), so no server could be asked about %s.\n\n%s",
 			strings.Join(unknown.Settings, ", "), subject, unreachableHint(valkey.CauseConfigUnknown))
 	case errors.As(err, &unreachable):
-		return fmt.Sprintf("Could not talk to Valkey at %s while working on %s: %v.\n\n%s",
-			unreachable.Addr, subject, unreachable.Err, unreachableHint(unreachable.Cause()))
+		what := "Could not talk to Valkey"
+		if step := unreachable.Step; step != "" && step != "connect" {
+			what = fmt.Sprintf("Could not open a connection to Valkey (%s failed)", step)
+		}
+		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s",
+			what, unreachable.Addr, subject, sentence(unreachable.Err.Error()), unreachableHint(unreachable.Cause()))
 	}
-	return fmt.Sprintf("%s: %v.", capitalize(subject), err)
+	return fmt.Sprintf("%s: %s", capitalize(subject), sentence(err.Error()))
+}
+
+// sentence ends text with exactly one period, whatever the server's words end with.
+func sentence(text string) string {
+	return strings.TrimRight(strings.TrimSpace(text), ".") + "."
+}
+
+// lostReplyDetail explains a door whose XGROUP CREATE may have run but whose reply was lost.
+func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
+	var now string
+	switch {
+	case lost.NowErr != nil:
+		now = fmt.Sprintf("Asked once more, the server could not be read either (%s), so whether the group exists now is "+
+			"not known.", strings.TrimSuffix(lost.NowErr.Error(), "."))
+	case lost.Now.GroupExists:
+		now = fmt.Sprintf("Asked once more, the server shows group %q on stream %q, at last-delivered-id %s with lag %s: "+
+			"this apply's create may have made it, or another client may have.",
+			lost.Group, lost.Stream, lost.Now.Group.LastDeliveredID, formatOptional(lost.Now.Group.Lag))
+	case lost.Now.StreamExists:
+		now = fmt.Sprintf("Asked once more, the server shows stream %q without group %q: the create did not take effect.",
+			lost.Stream, lost.Group)
+	default:
+		now = fmt.Sprintf("Asked once more, the server shows no stream %q: the create did not take effect.", lost.Stream)
+	}
+	return fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost (%s), so the provider "+
+		"cannot tell whether this apply created the group. The command was not sent again: a second XGROUP CREATE would "+
+		"answer BUSYGROUP to this very create, and the group would be reported as adopted. Nothing was written to state.\n\n"+
+		"%s\n\nCheck the network path to the server, then run terraform apply again: the door creates the group if it is "+
+		"absent, or adopts it if it is there, and its warning then says that the group may be this apply's own.",
+		lost.Group, lost.Stream, lost.Addr, strings.TrimSuffix(lost.Err.Error(), "."), now)
+}
+
+// unconfirmedDetail explains a group that fewer replicas confirmed than min_replica_acks asks.
+func unconfirmedDetail(u *valkey.UnconfirmedError, subject string) string {
+	var what string
+	if u.Outcome == valkey.Adopted {
+		what = fmt.Sprintf("%s already existed at %s, so the door adopted it, but", capitalize(subject), u.Addr)
+	} else {
+		what = fmt.Sprintf("The door created %s at %s, but", subject, u.Addr)
+	}
+	switch {
+	case u.Reply != "":
+		return fmt.Sprintf("%s the server refused WAIT, with which the door confirms that replicas hold the group "+
+			"(min_replica_acks, on by default with sentinel): %s\n\nThe group is on the primary but not recorded until confirmed. "+
+			"Grant +wait to the ACL user (see the provider's minimal ACL), or set min_replica_acks = 0 to skip the "+
+			"confirmation, then apply again: the door adopts the group.", what, sentence(u.Reply))
+	case u.Err != nil:
+		return fmt.Sprintf("%s the reply to WAIT, with which the door confirms that replicas hold the group, was lost (%s). "+
+			"The group is on the primary but not recorded until confirmed. Check the network path to the server, then "+
+			"apply again: the door adopts the group if it survived.", what, strings.TrimSuffix(u.Err.Error(), "."))
+	}
+	return fmt.Sprintf("%s only %d of the %d replicas asked for (min_replica_acks) confirmed it within %s. A failover now "+
+		"could lose it, so Terraform does not record it. Check the replicas' health and replication links (or raise "+
+		"replica_ack_timeout), then apply again: the door adopts the group if it survived.",
+		what, u.Acked, u.Wanted, u.Timeout)
 }
 
 // groupSubject and streamSubject name what an operation worked on, for errorDetail.
@@ -76,6 +130,9 @@ func refusedHint(code string) string {
 		return "The address points at a replica; point the provider at the primary (or use the sentinel attribute)."
 	case "LOADING":
 		return "The server is still loading its dataset; retry when it has finished."
+	case "OOM":
+		return "The server is out of memory (maxmemory reached, with a policy that evicts nothing this write could use): " +
+			"free memory or raise maxmemory, then apply again."
 	case "CLUSTERDOWN":
 		return "The cluster cannot serve this key's slot: check `CLUSTER INFO` (cluster_state) and the health of its nodes."
 	case "MOVED", "ASK", "CROSSSLOT":
@@ -117,6 +174,9 @@ func unreachableHint(cause valkey.Cause) string {
 	case valkey.CauseClosedTLSCert:
 		return "The server closed the TLS connection: check that its tls-ca-cert-file trusts the client certificate in " +
 			"tls.cert, and the server's logs."
+	case valkey.CauseNoDatabase:
+		return "The server has no database of the number asked for: check db (or VALKEY_DB, or the url's /db) against the " +
+			"server's `databases` setting (16 by default, numbered from 0)."
 	case valkey.CauseTimeout:
 		return "The server did not answer in time: check the address and port (a TLS client on a plain port waits like this), " +
 			"firewalls, the server's load, and dial_timeout/command_timeout."

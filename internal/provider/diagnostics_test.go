@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"errors"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
@@ -25,6 +28,7 @@ func TestUnreachableHint_EveryCauseSaysWhatToCheck(t *testing.T) {
 		valkey.CauseClosedTLS:     "tls.cert and tls.key",
 		valkey.CauseClosedTLSCert: "tls-ca-cert-file",
 		valkey.CauseTimeout:       "dial_timeout",
+		valkey.CauseNoDatabase:    "`databases` setting",
 	}
 	for cause, fragment := range want {
 		hint := unreachableHint(cause)
@@ -36,7 +40,7 @@ func TestUnreachableHint_EveryCauseSaysWhatToCheck(t *testing.T) {
 
 func TestRefusedHint_NamesWhatToDo(t *testing.T) {
 	for code, fragment := range map[string]string{
-		"NOPERM": "minimal ACL", "READONLY": "primary", "LOADING": "loading", "CLUSTERDOWN": "CLUSTER INFO",
+		"NOPERM": "minimal ACL", "READONLY": "primary", "LOADING": "loading", "CLUSTERDOWN": "CLUSTER INFO", "OOM": "maxmemory",
 		"MOVED": "cluster attribute", "ASK": "cluster attribute", "CROSSSLOT": "cluster attribute", "ERR": "server's reply",
 	} {
 		if hint := refusedHint(code); !strings.Contains(hint, fragment) {
@@ -45,12 +49,77 @@ func TestRefusedHint_NamesWhatToDo(t *testing.T) {
 	}
 }
 
-func TestErrorDetail_RefusedWaitSaysWhatToGrant(t *testing.T) {
-	detail := errorDetail(&valkey.RefusedError{Addr: "primary", Key: "s", Command: "WAIT",
-		Reply: "NOPERM User terraform has no permissions to run the 'wait' command"}, groupSubject("s", "g"))
-	for _, want := range []string{"refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "adopts the group"} {
-		if !strings.Contains(detail, want) {
-			t.Errorf("detail %q does not mention %q", detail, want)
+// TestErrorDetail_UnconfirmedSaysWhatHappened: a group the replicas did not confirm is worded as
+// the door met it, created or adopted, and says what to do for each way WAIT fell short.
+func TestErrorDetail_UnconfirmedSaysWhatHappened(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err       valkey.UnconfirmedError
+		want, not []string
+	}{
+		"created, short": {valkey.UnconfirmedError{Outcome: valkey.Created, Acked: 0, Wanted: 1, Timeout: time.Second},
+			[]string{"The door created group", "only 0 of the 1 replicas", "within 1s", "adopts the group if it survived"}, []string{"already existed"}},
+		"adopted, short": {valkey.UnconfirmedError{Outcome: valkey.Adopted, Acked: 1, Wanted: 2, Timeout: time.Second},
+			[]string{`Group "g" of stream "s" already existed at primary, so the door adopted it`, "only 1 of the 2 replicas"},
+			[]string{"created", "wrote"}},
+		"adopted, refused": {valkey.UnconfirmedError{Outcome: valkey.Adopted, Reply: "NOPERM User terraform has no permissions to run the 'wait' command"},
+			[]string{"already existed", "refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "adopts the group"}, []string{"created"}},
+		"created, lost": {valkey.UnconfirmedError{Outcome: valkey.Created, Err: io.EOF},
+			[]string{"The door created group", "reply to WAIT", "was lost (EOF)"}, nil},
+	} {
+		tc.err.Addr, tc.err.Key, tc.err.Group = "primary", "s", "g"
+		detail := errorDetail(&tc.err, groupSubject("s", "g"))
+		for _, want := range tc.want {
+			if !strings.Contains(detail, want) {
+				t.Errorf("%s: detail %q does not mention %q", name, detail, want)
+			}
 		}
+		for _, not := range tc.not {
+			if strings.Contains(detail, not) {
+				t.Errorf("%s: detail %q says %q, which did not happen", name, detail, not)
+			}
+		}
+		if summary := doorErrorSummary(&tc.err); summary != "Consumer Group Not Confirmed By Replicas" {
+			t.Errorf("%s: summary %q", name, summary)
+		}
+	}
+}
+
+// TestErrorDetail_LostReplySaysWhatTheServerShows: a lost reply is never worded as a refusal or
+// an adoption; it says the outcome is unknown, that nothing was resent, and what the server
+// showed when asked again.
+func TestErrorDetail_LostReplySaysWhatTheServerShows(t *testing.T) {
+	lag := int64(0)
+	for name, tc := range map[string]struct {
+		now    valkey.GroupState
+		nowErr error
+		want   string
+	}{
+		"group there": {valkey.GroupState{StreamExists: true, GroupExists: true, Group: valkey.Group{Name: "g", LastDeliveredID: "0-0", Lag: &lag}},
+			nil, `shows group "g" on stream "s", at last-delivered-id 0-0 with lag 0`},
+		"stream without the group": {valkey.GroupState{StreamExists: true}, nil, `shows stream "s" without group "g"`},
+		"no stream":                {valkey.GroupState{}, nil, `shows no stream "s"`},
+		"unreadable":               {valkey.GroupState{}, errors.New("cannot reach valkey at primary: EOF"), "could not be read either (cannot reach valkey at primary: EOF)"},
+	} {
+		err := &valkey.UnknownOutcomeError{Addr: "primary", Stream: "s", Group: "g", Err: io.ErrUnexpectedEOF, Now: tc.now, NowErr: tc.nowErr}
+		detail := errorDetail(err, groupSubject("s", "g"))
+		for _, want := range []string{tc.want, "was sent to primary, but its reply was lost (unexpected EOF)",
+			"cannot tell whether this apply created the group", "not sent again", "Nothing was written to state", "terraform apply again"} {
+			if !strings.Contains(detail, want) {
+				t.Errorf("%s: detail %q does not mention %q", name, detail, want)
+			}
+		}
+		if summary := doorErrorSummary(err); summary != "Consumer Group Outcome Unknown" {
+			t.Errorf("%s: summary %q", name, summary)
+		}
+	}
+}
+
+// TestErrorDetail_OnePeriod: the server's words often end with a period; the detail ends its
+// sentence once ("disabled." not "disabled..").
+func TestErrorDetail_OnePeriod(t *testing.T) {
+	detail := errorDetail(&valkey.UnreachableError{Addr: "a:1", Step: "HELLO",
+		Err: errors.New("WRONGPASS invalid username-password pair or user is disabled.")}, groupSubject("s", "g"))
+	if strings.Contains(detail, "..") || !strings.Contains(detail, "user is disabled.\n") {
+		t.Errorf("detail %q", detail)
 	}
 }

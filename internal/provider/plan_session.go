@@ -8,9 +8,10 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// planSession is what plan-time checks remember during one provider process, that is one
-// Terraform command: the first failure to ask the server, so that a plan of a thousand groups
-// waits for the network once and warns once, and the notes already given.
+// planSession is what plan-time checks remember during the life of one provider process
+// (Terraform starts one per command, and sometimes more: the apply walk plans again in a
+// process of its own; see ARCHITECTURE.md): the first failure to ask the server, so that a plan
+// of a thousand groups waits for the network once and warns once, and the notes already given.
 type planSession struct {
 	mu     sync.Mutex
 	failed error
@@ -18,10 +19,10 @@ type planSession struct {
 }
 
 // survey answers like valkey.Client.Survey for checks made while planning. Once the server could
-// not be reached (or the configuration was not known yet), it returns that first error again
-// without asking: first is true for the one call that met it, so that the caller says it once.
-// Answers about one stream (a key of another type, a refusal such as NOPERM for its key) are
-// not remembered: other streams are still asked.
+// not be asked (unreachable, the configuration not known yet, or any failure that is not about
+// one stream), it returns that first error again without asking: first is true for the one call
+// that met it, so that the caller says it once. Answers about one stream (a key of another type,
+// a refusal such as NOPERM for its key) are not remembered: other streams are still asked.
 func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream string) (survey valkey.Survey, first bool, err error) {
 	s.mu.Lock()
 	failed := s.failed
@@ -30,8 +31,11 @@ func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream 
 		return valkey.Survey{}, false, failed
 	}
 	survey, err = client.Survey(ctx, stream)
-	var unreachable *valkey.UnreachableError
-	if !errors.As(err, &unreachable) {
+	var (
+		wrongType *valkey.WrongTypeError
+		refused   *valkey.RefusedError
+	)
+	if err == nil || errors.As(err, &wrongType) || errors.As(err, &refused) {
 		return survey, false, err
 	}
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,9 +56,9 @@ func serverGroupNames(ctx context.Context, rdb redis.Cmdable, streams []string) 
 	return out, total, nil
 }
 
-// expectErrorsOnly fails unless res has at least one error diagnostic and every error has
-// summary and mentions fragment.
-func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) {
+// expectErrorsOnly fails unless res has at least one error diagnostic and every error has one
+// of the summaries and mentions fragment.
+func expectErrorsOnly(t *testing.T, res cliResult, fragment string, summaries ...string) {
 	t.Helper()
 	n := 0
 	for _, d := range res.diags {
@@ -65,8 +66,8 @@ func expectErrorsOnly(t *testing.T, res cliResult, summary, fragment string) {
 			continue
 		}
 		n++
-		if d.Summary != summary || !strings.Contains(unwrap(d.Detail), fragment) {
-			t.Errorf("error %q: %s; want %q mentioning %q", d.Summary, d.Detail, summary, fragment)
+		if !slices.Contains(summaries, d.Summary) || !strings.Contains(unwrap(d.Detail), fragment) {
+			t.Errorf("error %q: %s; want one of %q mentioning %q", d.Summary, d.Detail, summaries, fragment)
 		}
 	}
 	if n == 0 {
@@ -101,7 +102,7 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 			t.Errorf("apply %d failed: %v\n%s%s", i, res.err, res.stdout, res.stderr)
 			continue
 		}
-		adoptWarnings += len(findDiagnostic(res.diags, "warning", "Consumer Group Adopted"))
+		adoptWarnings += len(findDiagnostic(res.diags, "warning", adoptedSummary))
 		groups := dirs[i].stateGroups()
 		if len(groups) != 1 || groups[0].Stream != stream || groups[0].Name != "billing" {
 			t.Errorf("apply %d left state %+v, want the one group", i, groups)
@@ -184,7 +185,9 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	if failed.err == nil {
 		t.Fatalf("the apply succeeded although the server was killed after %d of %d creates", before, groups)
 	}
-	expectErrorsOnly(t, failed, "Consumer Group Not Created", "Could not talk to Valkey at "+srv.Addr())
+	// A door whose connection was open when the server died lost its reply (the create may have
+	// run); the doors after it could not connect. Both are loud and name the address.
+	expectErrorsOnly(t, failed, srv.Addr(), "Consumer Group Not Created", "Consumer Group Outcome Unknown")
 
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -213,7 +216,7 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 		}
 	}
 	// Groups the server made but whose reply died with it are adopted, and only those.
-	if got, want := len(findDiagnostic(reapply.diags, "warning", "Consumer Group Adopted")), total-len(inState); got != want {
+	if got, want := len(findDiagnostic(reapply.diags, "warning", adoptedSummary)), total-len(inState); got != want {
 		t.Errorf("re-apply adopted %d groups; want the %d on the server but not in state", got, want)
 	}
 	_, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
@@ -246,7 +249,7 @@ func TestCLIReliability_refreshWithServerDownKeepsStateBytes(t *testing.T) {
 	runs := []cliResult{apply}
 	for _, args := range [][]string{{"refresh"}, {"apply", "-refresh-only", "-auto-approve"}, {"plan"}} {
 		res := r.exec(ctx, passwordEnv, args...).must(t, false)
-		expectErrorsOnly(t, res, "Consumer Group Not Read", "Could not talk to Valkey at "+srv.Addr())
+		expectErrorsOnly(t, res, "Could not talk to Valkey at "+srv.Addr(), "Consumer Group Not Read")
 		after, err := os.ReadFile(statePath)
 		if err != nil {
 			t.Fatal(err)

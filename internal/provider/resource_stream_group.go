@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -142,15 +143,12 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 
 	outcome, group, err := r.data.client.EnsureGroup(ctx, stream, name, valkey.Start(start))
 	if err != nil {
-		resp.Diagnostics.AddError("Consumer Group Not Created", errorDetail(err, groupSubject(stream, name)))
+		resp.Diagnostics.AddError(doorErrorSummary(err), errorDetail(err, groupSubject(stream, name)))
 		return
 	}
 	tflog.Debug(ctx, "group door", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
 	if outcome == valkey.Adopted {
-		resp.Diagnostics.AddWarning("Consumer Group Adopted",
-			fmt.Sprintf("Group %q already existed on stream %q, so it was adopted as it is: the declared group_start %q was not applied, "+
-				"and the group keeps reading after last-delivered-id %s. Use XGROUP SETID outside Terraform if it must move.",
-				name, stream, start, group.LastDeliveredID))
+		resp.Diagnostics.AddWarning(groupSummary(stream, name, "Adopted, Not Created"), adoptedDetail(stream, name, start, group))
 	}
 	plan.ID = types.StringValue(groupID(stream, name))
 	plan.Adopted = types.BoolValue(outcome == valkey.Adopted)
@@ -212,7 +210,34 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.AddWarning("Consumer Group Left On Server", leftOnServer(state))
+	resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Left On Server"), leftOnServer(state))
+}
+
+// doorErrorSummary names what a failed door leaves behind: nothing, a group nobody confirmed,
+// or an outcome nobody knows.
+func doorErrorSummary(err error) string {
+	var (
+		lost        *valkey.UnknownOutcomeError
+		unconfirmed *valkey.UnconfirmedError
+	)
+	switch {
+	case errors.As(err, &lost):
+		return "Consumer Group Outcome Unknown"
+	case errors.As(err, &unconfirmed):
+		return "Consumer Group Not Confirmed By Replicas"
+	}
+	return "Consumer Group Not Created"
+}
+
+// adoptedDetail says what the door found, and only that: it cannot tell who created the group
+// (another client, or an earlier apply of this group whose reply was lost), so it does not
+// claim that the declared start was not applied.
+func adoptedDetail(stream, name, start string, g valkey.Group) string {
+	return fmt.Sprintf("Group %q already existed on stream %q when the door ran (BUSYGROUP), so it was adopted as it is, at "+
+		"last-delivered-id %s with lag %s. The door cannot tell who created it: another client, or an earlier apply whose "+
+		"reply was lost (see \"Consumer Group Outcome Unknown\"), which started it where group_start %q puts a group. "+
+		"If another client created it, its start is that client's, not the declared one. Use XGROUP SETID outside "+
+		"Terraform if it must move.", name, stream, g.LastDeliveredID, formatOptional(g.Lag), start)
 }
 
 func leftOnServer(state streamGroupModel) string {

@@ -18,11 +18,11 @@ func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1,
+	expectWarning(t, diags, willAdoptSummary, 1,
 		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
 		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
-	expectWarning(t, diags, "Stream Will Be Created", 0)
-	expectWarning(t, r.run(true, "apply", "-auto-approve"), "Consumer Group Adopted", 1,
+	expectWarning(t, diags, streamCreatedSummary, 0)
+	expectWarning(t, r.run(true, "apply", "-auto-approve"), adoptedSummary, 1,
 		fmt.Sprintf("%q already existed on stream %q", "billing", stream), `group_start "head" was not applied`, "42-7")
 	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
 		t.Errorf("planning and adopting moved the group to %s", g.LastDeliveredID)
@@ -35,9 +35,9 @@ func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.run(true, "apply", "-auto-approve")
 
-	expectWarning(t, r.run(true, "plan", "-destroy"), "Consumer Group Will Stay On Server", 1,
+	expectWarning(t, r.run(true, "plan", "-destroy"), willStaySummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
-	expectWarning(t, r.run(true, "destroy", "-auto-approve"), "Consumer Group Left On Server", 1,
+	expectWarning(t, r.run(true, "destroy", "-auto-approve"), leftSummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
 	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
 		t.Errorf("after destroy: %v", err)
@@ -52,9 +52,9 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Group Start Change Will Not Move the Group", 1,
+	expectWarning(t, diags, startChangeSummary, 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
-	expectWarning(t, diags, "Replaced Consumer Group Will Stay On Server", 0)
+	expectWarning(t, diags, replacedSummary, 0)
 }
 
 func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
@@ -64,7 +64,7 @@ func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	r.run(true, "apply", "-auto-approve")
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "new"))
-	expectWarning(t, r.run(true, "apply", "-auto-approve"), "Replaced Consumer Group Will Stay On Server", 1,
+	expectWarning(t, r.run(true, "apply", "-auto-approve"), replacedSummary, 1,
 		`group "billing" of stream`)
 	for _, g := range []string{"billing", "invoicing"} {
 		if err := checkGroupOnServer(rdb, stream, g); err != nil {

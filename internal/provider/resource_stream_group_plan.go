@@ -23,7 +23,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		var state streamGroupModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		if !resp.Diagnostics.HasError() {
-			resp.Diagnostics.AddWarning("Consumer Group Will Stay On Server", leftOnServer(state))
+			resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Stay On Server"), leftOnServer(state))
 		}
 		return
 	}
@@ -43,7 +43,8 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 		if plan.Stream.Equal(state.Stream) && plan.Name.Equal(state.Name) {
 			if !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart) {
-				resp.Diagnostics.AddAttributeWarning(path.Root("group_start"), "Group Start Change Will Not Move the Group",
+				resp.Diagnostics.AddAttributeWarning(path.Root("group_start"),
+					groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Not Move: Start Change Adopts It"),
 					fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
 						"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
 						"to move it, or choose a new group name to start a group at the new position.",
@@ -51,17 +52,25 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 			return // the same group: nothing new is created
 		}
-		resp.Diagnostics.AddWarning("Replaced Consumer Group Will Stay On Server", leftOnServer(state)+
+		resp.Diagnostics.AddWarning("Replaced "+groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Stay On Server"), leftOnServer(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
 	}
 	// A create, or a replacement by another group: the plan may create it.
-	r.checkDoor(ctx, plan, &resp.Diagnostics)
+	r.previewCreate(ctx, plan, &resp.Diagnostics)
 }
 
-// checkDoor tells the reviewer, at plan time, what the door will meet at apply, using read
+// groupSummary is the summary of a warning about one group: it names the group and its
+// stream, so that no two groups share a summary. Terraform's terminal output folds warnings
+// that share one into "(and N more similar warnings elsewhere)", which would hide every group
+// but the first; a reviewer scanning the summaries reads each group's decision and figure.
+func groupSummary(stream, name, what string) string {
+	return fmt.Sprintf("Group %q of %q %s", name, stream, what)
+}
+
+// previewCreate tells the reviewer, at plan time, what the door will meet at apply, using read
 // commands only (XINFO GROUPS and XINFO STREAM, and TYPE for a collision), once per stream. It
 // promises nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
-func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
+func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
 	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.data == nil || r.data.client == nil {
 		return
 	}
@@ -77,7 +86,7 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 	case errors.As(err, &refused):
 		// A refusal is about this stream (NOPERM for its key, say): the others are still checked.
 		if r.data.plan.once("refused " + stream) {
-			diags.AddWarning("Plan-Time Group Check Skipped",
+			diags.AddWarning(fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stream),
 				fmt.Sprintf("The server would not say whether the planned groups of stream %q already exist, so this plan cannot "+
 					"say which of them will be adopted or what they will replay or skip. Apply still runs the door and fails "+
 					"loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
@@ -92,12 +101,12 @@ func (r *streamGroupResource) checkDoor(ctx context.Context, plan streamGroupMod
 		}
 	case !survey.Exists:
 		if r.data.plan.once("created " + stream) { // once per stream, not once per group on it
-			diags.AddWarning("Stream Will Be Created",
+			diags.AddWarning(fmt.Sprintf("Stream %q Will Be Created", stream),
 				fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
 		}
 	default:
 		if g, found := valkey.FindGroup(survey.Groups, name); found {
-			diags.AddWarning("Consumer Group Will Be Adopted",
+			diags.AddWarning(groupSummary(stream, name, "Will Be Adopted, Lag "+formatLag(g.Lag)),
 				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared %s "+
 					"will not move its read position. It is at last-delivered-id %s with lag %s.",
 					name, stream, declaredStart(plan.GroupStart), g.LastDeliveredID, formatOptional(g.Lag)))
@@ -124,17 +133,17 @@ func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.S
 		}
 	case b.Length == 0: // nothing to replay or to skip
 	case plan.GroupStart.IsUnknown():
-		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Replay Or Skip Existing Entries",
+		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Replay Or Skip "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q, which holds the %s and group_start is not known yet: "+
 				"\"head\" would hand every one of them to the group, \"new\" would never deliver them to it. "+
 				"Review the value group_start will have before approving.", name, stream, span))
 	case plan.GroupStart.ValueString() == string(valkey.StartHead):
-		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Replay Existing Entries",
+		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Replay "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s "+
 				"and its consumers will process every one of them. Choose group_start = \"new\" to start after them instead.",
 				name, stream, span))
 	default:
-		diags.AddAttributeWarning(path.Root("group_start"), "New Group Will Skip Existing Entries",
+		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Skip "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"new\", so the %s will never be delivered "+
 				"to it: only entries appended after the apply will be. Choose group_start = \"head\" to replay them instead.",
 				name, stream, span))
@@ -157,6 +166,14 @@ func entries(n int64) string {
 	return b.String() + " entries"
 }
 
+// entriesTitle is entries for a summary: "1 Entry", "12,000,000 Entries".
+func entriesTitle(n int64) string {
+	if n == 1 {
+		return "1 Entry"
+	}
+	return strings.TrimSuffix(entries(n), " entries") + " Entries"
+}
+
 // entryAt is an entry ID with the time it names: "1700000000000-0 (2023-11-14 22:13:20.000 UTC)".
 func entryAt(id string) string {
 	if t, ok := valkey.EntryTime(id); ok {
@@ -171,6 +188,14 @@ func declaredStart(start types.String) string {
 		return "group_start (not known yet)"
 	}
 	return fmt.Sprintf("group_start %q", start.ValueString())
+}
+
+// formatLag is a group's lag for a summary: the number, or "Unknown".
+func formatLag(n *int64) string {
+	if n == nil {
+		return "Unknown"
+	}
+	return strconv.FormatInt(*n, 10)
 }
 
 func formatOptional(n *int64) string {

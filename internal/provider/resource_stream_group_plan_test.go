@@ -20,8 +20,8 @@ func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Stream Will Be Created", 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 0)
+	expectWarning(t, diags, streamCreatedSummary, 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
+	expectWarning(t, diags, willAdoptSummary, 0)
 	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
 		t.Errorf("planning created the stream")
 	}
@@ -55,19 +55,19 @@ func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	}
 	r := newCLIRun(t, config)
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Plan-Time Group Check Skipped", 1, "Could not talk to Valkey at "+down.Addr(), "Apply still runs the door")
+	expectWarning(t, diags, checkSkippedSummary, 1, "Could not talk to Valkey at "+down.Addr(), "Apply still runs the door")
 }
 
 func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Stream Will Be Created", 1)
+	expectWarning(t, r.run(true, "plan", "-out=tfplan"), streamCreatedSummary, 1)
 
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 1)
+	expectWarning(t, r.run(true, "apply", "tfplan"), adoptedSummary, 1)
 	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
 		t.Errorf("state holds %+v; the group made between plan and apply was adopted", groups)
 	}
@@ -80,12 +80,12 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.run(true, "plan", "-out=tfplan"), "Consumer Group Will Be Adopted", 1)
+	expectWarning(t, r.run(true, "plan", "-out=tfplan"), willAdoptSummary, 1)
 
 	if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.run(true, "apply", "tfplan"), "Consumer Group Adopted", 0)
+	expectWarning(t, r.run(true, "apply", "tfplan"), adoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 1 || groups[0].Adopted {
 		t.Errorf("state holds %+v; the group removed between plan and apply was created anew", groups)
 	}
@@ -108,9 +108,9 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 		testAccStreamGroupConfig(existing, "billing", "new") +
 		testAccNamedGroupConfig("fresh", fresh, "billing", "new")
 	diags := newCLIRun(t, config).run(true, "plan")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, existing)
-	expectWarning(t, diags, "Stream Will Be Created", 1, fresh)
-	expectWarning(t, diags, "Plan-Time Group Check Skipped", 0)
+	expectWarning(t, diags, willAdoptSummary, 1, existing)
+	expectWarning(t, diags, streamCreatedSummary, 1, fresh)
+	expectWarning(t, diags, checkSkippedSummary, 0)
 	if n := rdb.Exists(ctx, fresh).Val(); n != 0 {
 		t.Errorf("planning created %s", fresh)
 	}
@@ -128,8 +128,8 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 	rdb.Set(ctx, stream, "not a stream", 0)
 	diags := r.run(false, "apply", "tfplan")
 	errs := append(findDiagnostic(diags, "error", "Consumer Group Not Created"), findDiagnostic(diags, "error", "Consumer Group Cannot Be Created")...)
-	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q holds a string, not a stream", stream)) {
-		t.Fatalf("want one error naming the key and 'string'; diagnostics: %+v", diags)
+	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q on the server at %s holds a string, not a stream", stream, testServer(t).Addr())) {
+		t.Fatalf("want one error naming the key, the address and 'string'; diagnostics: %+v", diags)
 	}
 	if groups := r.stateGroups(); len(groups) != 0 {
 		t.Errorf("state holds %+v after a failed door", groups)

@@ -12,11 +12,6 @@ import (
 // What a plan says about group_start, the one decision that cannot be taken back: how many
 // entries a new group will replay (head) or never see (new).
 
-const (
-	replaySummary = "New Group Will Replay Existing Entries"
-	skipSummary   = "New Group Will Skip Existing Entries"
-)
-
 // entriesSeed is three entries whose IDs name known times.
 var entriesSeed = []string{"1700000000000-0", "1700000000001-0", "1700000060000-5"}
 
@@ -59,17 +54,17 @@ func TestCLIStreamGroup_planSaysWhatGroupStartReplaysOrSkips(t *testing.T) {
 			mustDo(t, testAdmin(t, testServer(t)).XGroupCreateMkStream(context.Background(), stream, "other", "$").Err())
 		}, func(t *testing.T, diags []cliDiagnostic, _ string) {
 			expectWarning(t, diags, replaySummary, 0)
-			expectWarning(t, diags, "Stream Will Be Created", 0)
+			expectWarning(t, diags, streamCreatedSummary, 0)
 		}},
 		{"absent stream", "head", func(*testing.T, string) {}, func(t *testing.T, diags []cliDiagnostic, stream string) {
 			expectWarning(t, diags, replaySummary, 0)
-			expectWarning(t, diags, "Stream Will Be Created", 1, stream)
+			expectWarning(t, diags, streamCreatedSummary, 1, stream)
 		}},
 		{"existing group", "head", func(t *testing.T, stream string) {
 			seedEntries(t, stream)
 			mustDo(t, testAdmin(t, testServer(t)).XGroupCreate(context.Background(), stream, "billing", "$").Err())
 		}, func(t *testing.T, diags []cliDiagnostic, _ string) {
-			expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, "will not move its read position")
+			expectWarning(t, diags, willAdoptSummary, 1, "will not move its read position")
 			expectWarning(t, diags, replaySummary, 0)
 		}},
 	} {
@@ -136,10 +131,10 @@ func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 		testAccNamedGroupConfig("audit", stream, "audit", "new")
 	diags := newCLIRun(t, config).run(true, "plan")
 	expectWarning(t, diags, "Replay Check Skipped", 1, stream, "+xinfo|stream", "NOPERM")
-	expectWarning(t, diags, "Consumer Group Will Be Adopted", 1, "existing")
+	expectWarning(t, diags, willAdoptSummary, 1, "existing")
 	expectWarning(t, diags, replaySummary, 0)
 	expectWarning(t, diags, skipSummary, 0)
-	expectWarning(t, diags, "Plan-Time Group Check Skipped", 0)
+	expectWarning(t, diags, checkSkippedSummary, 0)
 }
 
 // TestCLIStreamGroup_renameOnAStreamWithEntriesWarns: a replacement that creates a group (a new
@@ -152,7 +147,7 @@ func TestCLIStreamGroup_renameOnAStreamWithEntriesWarns(t *testing.T) {
 	seedEntries(t, stream)
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "head"))
 	diags := r.run(true, "plan")
-	expectWarning(t, diags, "Replaced Consumer Group Will Stay On Server", 1, `group "billing"`)
+	expectWarning(t, diags, replacedSummary, 1, `group "billing"`)
 	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created", "invoicing"), "3 entries", firstEntry)
 }
 
@@ -173,9 +168,9 @@ resource "valkey_stream_group" "test" {
   group_start = terraform_data.start.output
 }
 `, stream)).run(true, "plan")
-	expectWarning(t, diags, "New Group Will Replay Or Skip Existing Entries", 1, "group_start is not known yet",
+	expectWarning(t, diags, replayOrSkipSummary, 1, "group_start is not known yet",
 		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", firstEntry, lastEntry)
-	expectOnGroupStart(t, diags, "New Group Will Replay Or Skip Existing Entries")
+	expectOnGroupStart(t, diags, replayOrSkipSummary)
 	expectWarning(t, diags, replaySummary, 0)
 	expectWarning(t, diags, skipSummary, 0)
 }
@@ -193,7 +188,7 @@ func TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked(t *testing.T) {
 	}
 	diags := newCLIRun(t, config).run(true, "plan")
 	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "g0", readable))
-	expectWarning(t, diags, "Plan-Time Group Check Skipped", 1, fmt.Sprintf("planned groups of stream %q", forbidden), "NOPERM")
+	expectWarning(t, diags, streamSkippedSummary, 1, fmt.Sprintf("planned groups of stream %q", forbidden), "NOPERM")
 }
 
 func seedEntries(t *testing.T, stream string) {
