@@ -133,4 +133,3 @@ func Failures() []FailureCase {
 		}},
 	}
 }
-

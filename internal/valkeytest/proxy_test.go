@@ -139,4 +139,3 @@ func TestProxy_DelayAndHang(t *testing.T) {
 		t.Errorf("PING to a proxy that never answers: %v, want a timeout", err)
 	}
 }
-
