@@ -3,7 +3,7 @@
 // Terraform does (go-plugin, gRPC, AutoMTLS), sends it N GetMetadata requests from P
 // goroutines, and prints the process's peak RSS and its live heap after a forced GC.
 //
-//	go run ./bench/cmd/rpcrss [-n 2000,10000] [-parallel 10] [-subjects plugin-go,framework,framework-released]
+//	cd bench && go run ./cmd/rpcrss [-n 2000,10000] [-parallel 10] [-subjects plugin-go,framework,framework-released]
 //
 // The subjects are this same binary started again in a provider role:
 //
