@@ -372,7 +372,7 @@ const method = `## What is measured
   gRPC, AutoMTLS), sends it N GetMetadata requests ten at a time, and reads its peak RSS, its live heap
   after a GC and the framework's count of held request contexts, for a bare terraform-plugin-go
   provider, an empty framework provider served as upstream documents, and the same provider served
-  the way ours is (` + "`pluginlog.ReleaseEnded`" + `).
+  the way ours is (` + "`pluginserver.ReleaseEnded`" + `).
 
 `
 
