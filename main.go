@@ -1,4 +1,9 @@
 // Command terraform-provider-valkey serves the Valkey provider to Terraform and OpenTofu.
+//
+// It serves through internal/pluginserver, not providerserver.Serve: pluginserver quiets the
+// SDK's trace logs unless they are asked for, and lets terraform-plugin-framework forget the
+// requests that have ended, which it would otherwise keep until the process exits (see that
+// package). The acceptance tests serve through the same package.
 package main
 
 import (
@@ -8,7 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
-	"github.com/echomq/terraform-provider-valkey/internal/pluginlog"
+	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	"github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
@@ -20,7 +25,7 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run with support for debuggers like delve")
 	flag.Parse()
 
-	err := pluginlog.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+	err := pluginserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkey",
 		Debug:   debug,
 	})

@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
-	"github.com/echomq/terraform-provider-valkey/internal/pluginlog"
+	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	valkeyprovider "github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
@@ -24,7 +24,7 @@ func main() {
 	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
 	// Served as main.go serves ours (same logging, same release of ended requests): the floor
 	// pays what we pay.
-	err := pluginlog.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
+	err := pluginserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",
 	})
 	stop()

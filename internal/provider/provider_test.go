@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -30,7 +30,7 @@ func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 func TestMain(m *testing.M) { shared.Main(m, cliCleanup) }
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"valkey": providerserver.NewProtocol6WithError(New("test")()),
+	"valkey": pluginserver.NewProtocol6WithError(New("test")()),
 }
 
 // testAccProviderConfig points the provider at srv.

@@ -56,9 +56,9 @@ func main() {
 	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250, no report unless -report is given")
 	flag.IntVar(&cfg.parallelism, "parallelism", 10, "terraform -parallelism")
 	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.5.7"), "Terraform 1.5.7 binary (make bench passes the one scripts/setup.sh built)")
-	flag.StringVar(&cfg.outDir, "out", "bench/out", "work directory for binaries, configurations, state and profiles (gitignored)")
+	flag.StringVar(&cfg.outDir, "out", "out", "work directory for binaries, configurations, state and profiles (gitignored)")
 	flag.StringVar(&cfg.report, "report", "BENCHMARKS.md", "report to write; empty writes none")
-	flag.StringVar(&cfg.notes, "notes", "bench/notes.md", "hand-written analysis appended to the report when the file exists")
+	flag.StringVar(&cfg.notes, "notes", "notes.md", "hand-written analysis appended to the report when the file exists")
 	flag.BoolVar(&cfg.pprof, "pprof", false, "after the timed runs, profile ours and the plugin floor (CPU) at the largest N")
 	flag.Parse()
 	if quick {
@@ -314,24 +314,31 @@ func subjectsFor(sh shape) []subject {
 
 type binaries struct{ real, wrap, prof, rpcrss string }
 
-// build compiles our provider (exactly as `make build`), the plugin floor, the RSS wrapper
-// (installed under both provider names) and the profiling build of ours.
+// providerRoot is the provider's module, seen from bench/.
+const providerRoot = ".."
+
+// build compiles our provider (exactly as `make build`: in its own module, with its go.mod),
+// and in this module the plugin floor, the RSS wrapper (installed under both provider names),
+// the profiling build of ours and rpcrss.
 func build(ctx context.Context, out string) (binaries, error) {
 	b := binaries{real: filepath.Join(out, "bin", "real"), wrap: filepath.Join(out, "bin", "wrap"), prof: filepath.Join(out, "bin", "prof"),
 		rpcrss: filepath.Join(out, "bin", "rpcrss")}
-	for _, step := range []struct{ dst, pkg string }{
-		{filepath.Join(b.real, "terraform-provider-valkey"), "."},
-		{filepath.Join(b.real, "terraform-provider-valkeyfloor"), "./bench/floor"},
-		{filepath.Join(b.wrap, "terraform-provider-valkey"), "./bench/cmd/rsswrap"},
-		{filepath.Join(b.wrap, "terraform-provider-valkeyfloor"), "./bench/cmd/rsswrap"},
-		{filepath.Join(b.prof, "terraform-provider-valkey"), "./bench/cmd/valkeyprof"},
-		{filepath.Join(b.prof, "terraform-provider-valkeyfloor"), "./bench/floor"},
-		{b.rpcrss, "./bench/cmd/rpcrss"},
+	if _, err := os.Stat(filepath.Join(providerRoot, "main.go")); err != nil {
+		return b, fmt.Errorf("run the harness from bench/, below the provider's module (make bench does): %w", err)
+	}
+	for _, step := range []struct{ dir, dst, pkg string }{
+		{providerRoot, filepath.Join(b.real, "terraform-provider-valkey"), "."},
+		{".", filepath.Join(b.real, "terraform-provider-valkeyfloor"), "./floor"},
+		{".", filepath.Join(b.wrap, "terraform-provider-valkey"), "./cmd/rsswrap"},
+		{".", filepath.Join(b.wrap, "terraform-provider-valkeyfloor"), "./cmd/rsswrap"},
+		{".", filepath.Join(b.prof, "terraform-provider-valkey"), "./cmd/valkeyprof"},
+		{".", filepath.Join(b.prof, "terraform-provider-valkeyfloor"), "./floor"},
+		{".", b.rpcrss, "./cmd/rpcrss"},
 	} {
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", step.dst, step.pkg)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		cmd.Dir, cmd.Stdout, cmd.Stderr = step.dir, os.Stderr, os.Stderr
 		if err := cmd.Run(); err != nil {
-			return b, fmt.Errorf("go build %s: %w", step.pkg, err)
+			return b, fmt.Errorf("go build %s in %s: %w", step.pkg, step.dir, err)
 		}
 	}
 	return b, nil

@@ -3,7 +3,7 @@
 // Terraform does (go-plugin, gRPC, AutoMTLS), sends it N GetMetadata requests from P
 // goroutines, and prints the process's peak RSS and its live heap after a forced GC.
 //
-//	go run ./bench/cmd/rpcrss [-n 2000,10000] [-parallel 10] [-subjects plugin-go,framework,framework-released]
+//	cd bench && go run ./cmd/rpcrss [-n 2000,10000] [-parallel 10] [-subjects plugin-go,framework,framework-released]
 //
 // The subjects are this same binary started again in a provider role:
 //
@@ -11,10 +11,10 @@
 //     (no framework).
 //   - framework: an empty terraform-plugin-framework provider (no resources, no data sources)
 //     served by providerserver.Serve, as upstream documents.
-//   - framework-released: the same provider served by internal/pluginlog.Serve, which lets the
+//   - framework-released: the same provider served by internal/pluginserver.Serve, which lets the
 //     framework drop the contexts of requests that have ended.
 //
-// Every subject first applies pluginlog.QuietUnlessWanted, as our binaries do. On SIGUSR1 a
+// Every subject first applies pluginserver.QuietUnlessWanted, as our binaries do. On SIGUSR1 a
 // subject runs a GC and writes its heap figures, its goroutine count and, for framework
 // subjects, the length of the framework server's contextCancels slice (read by reflection) to
 // $RPCRSS_REPORT, and with -heapprofile an in-use heap profile.

@@ -17,14 +17,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
-	"github.com/echomq/terraform-provider-valkey/internal/pluginlog"
+	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 )
 
 const address = "registry.terraform.io/echomq/rpcrss"
 
 // serveSubject serves one subject until the client kills it.
 func serveSubject(subject string) {
-	pluginlog.QuietUnlessWanted()
+	pluginserver.QuietUnlessWanted()
 	var (
 		server tfprotov6.ProviderServer
 		held   = func() int { return -1 }
@@ -37,7 +37,7 @@ func serveSubject(subject string) {
 		held = func() int { return contextsHeld(framework) }
 		server = framework
 		if subject == "framework-released" {
-			server = pluginlog.ReleaseEnded(framework)
+			server = pluginserver.ReleaseEnded(framework)
 		}
 	default:
 		fmt.Fprintf(os.Stderr, "rpcrss: unknown subject %q\n", subject)

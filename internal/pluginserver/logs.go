@@ -1,6 +1,4 @@
-// Package pluginlog decides how much the plugin SDK logs, and how long the SDK keeps each
-// request's logger state: Serve is the one way our binaries serve a provider.
-package pluginlog
+package pluginserver
 
 import "os"
 
@@ -9,7 +7,7 @@ var wanted = []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH", "TF_LOG_SDK", 
 
 // QuietUnlessWanted turns the plugin SDK's TRACE logging off when Terraform was not asked for
 // logs and so would parse and drop every line: that logging is a third of a plugin's CPU in a
-// large plan. Call it before providerserver.Serve.
+// large plan. Serve calls it before serving.
 func QuietUnlessWanted() {
 	for _, v := range wanted {
 		if os.Getenv(v) != "" {

@@ -1,4 +1,4 @@
-package pluginlog
+package pluginserver
 
 import (
 	"os"

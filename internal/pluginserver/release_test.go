@@ -1,8 +1,14 @@
-package pluginlog
+package pluginserver
 
 import (
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -101,6 +107,116 @@ func TestFramework_KeepsEndedRequestContexts(t *testing.T) {
 		t.Fatal("the framework let an ended request's context go: ReleaseEnded is no longer needed")
 	}
 	runtime.KeepAlive(framework)
+}
+
+// stopProviderPin is the framework code a release runs (terraform-plugin-framework v1.19.0,
+// internal/proto6server/serve.go:32-46): StopProvider cancels and forgets the registered
+// contexts, and does nothing else.
+const stopProviderPin = `func (s *Server) cancelRegisteredContexts(_ context.Context) {
+	s.contextCancelsMu.Lock()
+	defer s.contextCancelsMu.Unlock()
+	for _, cancel := range s.contextCancels {
+		cancel()
+	}
+	s.contextCancels = nil
+}
+
+func (s *Server) StopProvider(ctx context.Context, _ *tfprotov6.StopProviderRequest) (*tfprotov6.StopProviderResponse, error) {
+	s.cancelRegisteredContexts(ctx)
+
+	return &tfprotov6.StopProviderResponse{}, nil
+}
+`
+
+// TestFramework_StopProviderOnlyCancelsRegisteredContexts pins the upstream behaviour a release
+// relies on: the framework's StopProvider cancels the registered contexts and does nothing
+// more. It reads the framework's source from the module cache, so it fails on any change to
+// those two functions, whatever the change does; and it checks that the server answers as
+// before once StopProvider has run.
+func TestFramework_StopProviderOnlyCancelsRegisteredContexts(t *testing.T) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "github.com/hashicorp/terraform-plugin-framework").Output()
+	if err != nil {
+		t.Fatalf("go list -m github.com/hashicorp/terraform-plugin-framework: %v", err)
+	}
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if got := funcSource(t, filepath.Join(dir, "internal", "proto6server", "serve.go"), "cancelRegisteredContexts", "StopProvider"); got != stopProviderPin {
+		t.Fatalf("terraform-plugin-framework %s changed StopProvider (internal/proto6server/serve.go).\n"+
+			"A release calls it whenever no request runs (releasingServer.end). If it still does nothing "+
+			"but cancel and forget the registered contexts, update stopProviderPin; if it does more, "+
+			"releasingServer must stop calling it.\nnow:\n%s\npinned:\n%s", version, got, stopProviderPin)
+	}
+
+	p := testProvider{configured: make(chan context.Context, 1)}
+	framework, _ := newServers(t, p)
+	before, err := framework.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = framework.ConfigureProvider(context.Background(), configureRequest()) }()
+	registered := <-p.configured
+	if _, err := framework.StopProvider(context.Background(), &tfprotov6.StopProviderRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if registered.Err() == nil {
+		t.Error("StopProvider did not cancel a registered request's context")
+	}
+	after, err := framework.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Error("the provider schema changed after StopProvider")
+	}
+	go func() { _, _ = framework.ConfigureProvider(context.Background(), configureRequest()) }()
+	if err := (<-p.configured).Err(); err != nil {
+		t.Errorf("a request after StopProvider starts with a done context: %v", err)
+	}
+}
+
+// funcSource prints the named methods of file, without their doc comments, as gofmt would.
+func funcSource(t *testing.T, file string, names ...string) string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	for _, name := range names {
+		found := false
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == name {
+				fn.Doc, found = nil, true
+				if out.Len() > 0 {
+					out.WriteString("\n")
+				}
+				if err := printer.Fprint(&out, fset, fn); err != nil {
+					t.Fatal(err)
+				}
+				out.WriteString("\n")
+			}
+		}
+		if !found {
+			out.WriteString("// " + name + " is gone\n")
+		}
+	}
+	return out.String()
+}
+
+// The acceptance tests' factories (NewProtocol6WithError) serve what the binary serves.
+func TestNewProtocol6WithError_ReleasesEndedRequests(t *testing.T) {
+	server, err := NewProtocol6WithError(testProvider{})()
+	if err != nil {
+		t.Fatal(err)
+	}
+	released, ok := server.(*releasingServer)
+	if !ok {
+		t.Fatalf("NewProtocol6WithError serves %T, not the releasing wrapper", server)
+	}
+	metadata(t, released, releaseEvery)
+	if released.releases.Load() == 0 {
+		t.Error("no release after the factory's server ended its requests")
+	}
 }
 
 func TestReleaseEnded_ReleasesEndedRequests(t *testing.T) {
