@@ -33,7 +33,8 @@ binary="terraform-provider-valkey_v$version"
 
 work=$(mktemp -d -t valkey-install-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$work/$binary" .
+# Without -trimpath, so that `go version -m` on the binary shows the version it carries.
+CGO_ENABLED=0 go build -ldflags "-s -w -X main.version=$version" -o "$work/$binary" .
 
 for host in registry.terraform.io registry.opentofu.org; do
   dir="$plugins/$host/echomq/valkey/$version/$platform"

@@ -1,0 +1,342 @@
+package provider
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The CI guide (docs/guides/ci.md) as a pipeline runs it: a plan saved with -out and its
+// -json stream kept as the review artifact, tools/planreview on that stream, the policy of
+// examples/policy on the saved plan, and the provider installed by `make install` into the
+// implied local mirror, with no dev_overrides.
+
+// planReview builds tools/planreview and runs it on a JSON UI stream.
+func planReview(t *testing.T, stream []byte) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "planreview")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../tools/planreview").CombinedOutput(); err != nil {
+		t.Fatalf("go build tools/planreview: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin)
+	cmd.Stdin = strings.NewReader(string(stream))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("planreview: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// expectInOrder fails unless each fragment appears in text, each after the one before it.
+func expectInOrder(t *testing.T, text string, fragments ...string) {
+	t.Helper()
+	at := 0
+	for _, f := range fragments {
+		i := strings.Index(text[at:], f)
+		if i < 0 {
+			t.Fatalf("%q is missing, or comes before %q, in:\n%s", f, text[:at], text)
+		}
+		at += i + len(f)
+	}
+}
+
+// savedPlan is what `show -json tfplan` says of each resource: its actions and planned values.
+type savedPlan map[string]struct {
+	Actions []string
+	After   map[string]any
+}
+
+// showSaved runs `show` on the saved plan, in JSON and for people, and fails if either holds
+// a word the provider said while planning: a saved plan keeps no diagnostics.
+func (r *cliRun) showSaved(plan cliResult) (savedPlan, []byte) {
+	r.t.Helper()
+	js := r.exec(r.t.Context(), nil, "show", "-json", "tfplan").must(r.t, true).stdout
+	human := r.exec(r.t.Context(), nil, "show", "tfplan").must(r.t, true).stdout
+	for _, d := range plan.diags {
+		for _, out := range [][]byte{js, human} {
+			if strings.Contains(string(out), d.Summary) || strings.Contains(string(out), firstLine(d.Detail)) {
+				r.t.Errorf("show tfplan holds the plan-time diagnostic %q: the guide says a saved plan keeps none", d.Summary)
+			}
+		}
+	}
+	var doc struct {
+		ResourceChanges []struct {
+			Address string
+			Change  struct {
+				Actions []string
+				After   map[string]any
+			}
+		} `json:"resource_changes"`
+	}
+	if err := json.Unmarshal(js, &doc); err != nil {
+		r.t.Fatal(err)
+	}
+	saved := savedPlan{}
+	for _, rc := range doc.ResourceChanges {
+		saved[rc.Address] = struct {
+			Actions []string
+			After   map[string]any
+		}{rc.Change.Actions, rc.Change.After}
+	}
+	return saved, js
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestCLIPipeline_reviewKeepsWhatTheSavedPlanDoesNot: on a module of groups over streams that
+// hold entries, the review of the -json stream lists every group by address with its
+// figures, replays first and the largest first; `show` of the saved plan holds none of it,
+// only the planned group_start.
+func TestCLIPipeline_reviewKeepsWhatTheSavedPlanDoesNot(t *testing.T) {
+	t.Parallel()
+	rdb, small, large, fresh := testAdmin(t, testServer(t)), testKey(t), testKey(t), testKey(t)
+	seedEntries(t, small) // 3 entries
+	valkeytest.XAdd(t, rdb, large, "1-0", "2-0", "3-0", "4-0", "5-0")
+	mustDo(t, rdb.XGroupCreate(t.Context(), small, "ledger", "$").Err())
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+fmt.Sprintf(`
+resource "valkey_stream_group" "svc" {
+  for_each    = { audit = "head", shipping = "new" }
+  stream      = %[2]q
+  name        = each.key
+  group_start = each.value
+}
+`, small, large)+
+		testAccNamedGroupConfig("billing", small, "billing", "head")+
+		testAccNamedGroupConfig("ledger", small, "ledger", "head")+
+		testAccNamedGroupConfig("fresh", fresh, "fresh", "head"))
+
+	plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+	for _, d := range plan.diags {
+		if d.Severity == "warning" && strings.Contains(d.Detail, "Group ") && d.Address == "" {
+			t.Errorf("diagnostic %q has no resource address on this CLI", d.Summary)
+		}
+	}
+	review := planReview(t, plan.stdout)
+	expectInOrder(t, review,
+		"**2 groups will replay 8 entries in all** · **1 group will skip 5 entries in all** · 1 group adopted · 5 planned changes",
+		"| **replays** | `valkey_stream_group.svc[\"audit\"]` | create | `audit` | `"+large+"` | 5 |",
+		"| **replays** | `valkey_stream_group.billing` | create | `billing` | `"+small+"` | 3 |",
+		"| **skips** | `valkey_stream_group.svc[\"shipping\"]` | create | `shipping` | `"+large+"` | 5 |",
+		"| adopts | `valkey_stream_group.ledger` | create | `ledger` | `"+small+"` |  |",
+		"<details><summary>1 more",
+		"`valkey_stream_group.fresh` | create | `fresh` | `"+fresh+"` |",
+		"What the provider said",
+		"last-delivered-id",
+	)
+
+	saved, _ := r.showSaved(plan)
+	for _, address := range []string{`valkey_stream_group.svc["audit"]`, "valkey_stream_group.billing", "valkey_stream_group.ledger"} {
+		if got := saved[address]; !slices.Equal(got.Actions, []string{"create"}) || got.After["group_start"] != "head" {
+			t.Errorf("saved plan of %s: %+v, want a create with group_start = \"head\" in its planned values", address, got)
+		}
+	}
+}
+
+// TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan: a plan made while the server
+// cannot be reached succeeds, and its saved plan looks like a checked one; only the -json
+// stream, and so the review, says that nothing was checked, and why.
+func TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan(t *testing.T) {
+	t.Parallel()
+	port, err := valkeytest.FreePort()
+	mustDo(t, err)
+	address := fmt.Sprintf("127.0.0.1:%d", port)
+	stream := testKey(t)
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+address+"/0")+
+		testAccNamedGroupConfig("billing", stream, "billing", "head")+
+		testAccNamedGroupConfig("audit", stream, "audit", "new"))
+
+	plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+	review := planReview(t, plan.stdout)
+	expectInOrder(t, review,
+		"**plan-time check skipped** · 2 planned changes",
+		"**warning: Plan-Time Group Check Skipped**", address, "connection refused",
+		"were not checked",
+		"| not checked | `valkey_stream_group.audit` | create |",
+		"| not checked | `valkey_stream_group.billing` | create |",
+	)
+	saved, _ := r.showSaved(plan)
+	if got := saved["valkey_stream_group.billing"]; !slices.Equal(got.Actions, []string{"create"}) || got.After["group_start"] != "head" {
+		t.Errorf("saved plan of the unchecked group: %+v, want the same create a checked plan holds", got)
+	}
+}
+
+// opaPath is the OPA that scripts/setup.sh builds, else one on PATH.
+func opaPath(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TPV_BIN_DIR")
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		mustDo(t, err)
+		dir = filepath.Join(cache, "terraform-provider-valkey", "bin")
+	}
+	if bin := filepath.Join(dir, "opa"); exec.Command(bin, "version").Run() == nil {
+		return bin
+	}
+	return valkeytest.LookPathT(t, "opa", "scripts/setup.sh opa")
+}
+
+const policyDir = "../../examples/policy"
+
+// TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough evaluates
+// examples/policy with OPA on saved plans of a real configuration: a head group on a
+// protected stream is denied until its id is approved; a group_start change (a replacement
+// that adopts the same group) and the destroy of groups (state only) go through, while the
+// destroy of another resource is held.
+func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t *testing.T) {
+	t.Parallel()
+	opa := opaPath(t)
+	for _, args := range [][]string{{"check", "--strict", policyDir}, {"fmt", "--list", "--fail", policyDir}} {
+		if out, err := exec.Command(opa, args...).CombinedOutput(); err != nil {
+			t.Fatalf("opa %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	protected, other := testKey(t), testKey(t)
+	seedEntries(t, protected)
+	seedEntries(t, other)
+	provider := testAccProviderConfig(testServer(t))
+	anchor := "resource \"terraform_data\" \"anchor\" {\n  input = \"kept\"\n}\n"
+	r := newCLIRun(t, provider+anchor+
+		testAccNamedGroupConfig("billing", protected, "billing", "head")+
+		testAccNamedGroupConfig("shipping", protected, "shipping", "new")+
+		testAccNamedGroupConfig("elsewhere", other, "elsewhere", "head"))
+
+	// deny saves a plan of the current configuration and returns what the policy denies.
+	deny := func(approved ...string) ([]string, savedPlan) {
+		t.Helper()
+		plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+		saved, js := r.showSaved(plan)
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, "plan.json"), string(js))
+		approvals, _ := json.Marshal(map[string]any{"valkey": map[string]any{"protected_streams": []string{protected}, "approved_head": approved}})
+		writeFile(t, filepath.Join(dir, "approvals.json"), string(approvals))
+		out, err := exec.Command(opa, "eval", "--format", "json", "--data", policyDir, "--data", filepath.Join(dir, "approvals.json"),
+			"--input", filepath.Join(dir, "plan.json"), "data.terraform.valkey.deny").Output()
+		if err != nil {
+			t.Fatalf("opa eval: %v\n%s", err, out)
+		}
+		var result struct {
+			Result []struct{ Expressions []struct{ Value []string } }
+		}
+		mustDo(t, json.Unmarshal(out, &result))
+		if len(result.Result) != 1 || len(result.Result[0].Expressions) != 1 {
+			t.Fatalf("opa eval: no result: %s", out)
+		}
+		return result.Result[0].Expressions[0].Value, saved
+	}
+
+	denied, _ := deny()
+	if len(denied) != 1 || !strings.HasPrefix(denied[0], "valkey_stream_group.billing: ") || !strings.Contains(denied[0], protected+"/billing") {
+		t.Fatalf("denied %q, want billing alone (head on the protected stream; elsewhere's stream is not protected)", denied)
+	}
+	if denied, _ := deny(protected + "/billing"); len(denied) != 0 {
+		t.Fatalf("denied %q with billing approved", denied)
+	}
+	r.run(true, "apply", "-auto-approve")
+
+	// shipping: new -> head replaces the resource, and the new Create adopts the same group.
+	r.write(provider + anchor +
+		testAccNamedGroupConfig("billing", protected, "billing", "head") +
+		testAccNamedGroupConfig("shipping", protected, "shipping", "head") +
+		testAccNamedGroupConfig("elsewhere", other, "elsewhere", "head"))
+	denied, saved := deny()
+	if got := saved["valkey_stream_group.shipping"].Actions; !slices.Equal(got, []string{"delete", "create"}) {
+		t.Errorf("a group_start change is planned as %q, want [delete create]", got)
+	}
+	if len(denied) != 0 {
+		t.Errorf("denied %q: a group_start change adopts the group and must go through", denied)
+	}
+
+	// Every group and the anchor leave the configuration.
+	r.write(provider)
+	denied, saved = deny()
+	for _, address := range []string{"valkey_stream_group.billing", "valkey_stream_group.shipping", "valkey_stream_group.elsewhere", "terraform_data.anchor"} {
+		if got := saved[address].Actions; !slices.Equal(got, []string{"delete"}) {
+			t.Errorf("%s is planned as %q, want [delete]", address, got)
+		}
+	}
+	if len(denied) != 1 || !strings.HasPrefix(denied[0], "terraform_data.anchor: ") {
+		t.Errorf("denied %q, want the anchor alone: the deletes of valkey_stream_group are state only", denied)
+	}
+}
+
+// TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror: `make install`'s script
+// puts the provider in the plugins directory of a fresh HOME, and in a fresh directory with
+// an empty CLI configuration (no dev_overrides) init finds it there, records it in
+// .terraform.lock.hcl, and plan, apply and a clean `plan -detailed-exitcode` follow.
+func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	home := t.TempDir()
+	cmd := exec.Command("../../scripts/install.sh")
+	cmd.Env = append(os.Environ(), "PLUGINS_DIR="+filepath.Join(home, ".terraform.d", "plugins"), "VERSION=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("scripts/install.sh: %v\n%s", err, out)
+	}
+	installed := strings.Fields(string(out))
+	if len(installed) != 2 {
+		t.Fatalf("scripts/install.sh printed %q, want the binary's path for each registry host", out)
+	}
+	version := filepath.Base(filepath.Dir(filepath.Dir(installed[0])))
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(version) {
+		t.Fatalf("installed version %q (%s) is not a release version", version, installed[0])
+	}
+	platform := filepath.Base(filepath.Dir(installed[0]))
+	for i, host := range []string{"registry.terraform.io", "registry.opentofu.org"} {
+		want := filepath.Join(home, ".terraform.d", "plugins", host, "echomq", "valkey", version, platform, "terraform-provider-valkey_v"+version)
+		if installed[i] != want {
+			t.Errorf("installed %s, want %s", installed[i], want)
+		}
+	}
+	if info, err := exec.Command("go", "version", "-m", installed[0]).Output(); err != nil || !strings.Contains(string(info), "-X main.version="+version) {
+		t.Errorf("the binary does not carry version %s: %v\n%s", version, err, info)
+	}
+
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	seedEntries(t, stream)
+	config := filepath.Join(home, "empty.tfrc")
+	writeFile(t, config, "")
+	r := &cliRun{t: t, dir: filepath.Join(home, "work"), config: config}
+	writeFile(t, filepath.Join(r.dir, "main.tf"), fmt.Sprintf(`terraform {
+  required_providers {
+    valkey = {
+      source  = "echomq/valkey"
+      version = "~> %s"
+    }
+  }
+}
+`, version)+testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	env := []string{"HOME=" + home, "TF_PLUGIN_CACHE_DIR="}
+	run := func(args ...string) cliResult {
+		t.Helper()
+		res := r.exec(t.Context(), env, args...).must(t, true)
+		if strings.Contains(string(res.output()), "development overrides") {
+			t.Errorf("terraform %s ran with development overrides:\n%s", strings.Join(args, " "), res.output())
+		}
+		return res
+	}
+
+	run("init", "-input=false")
+	host := cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io")
+	lock, err := os.ReadFile(filepath.Join(r.dir, ".terraform.lock.hcl"))
+	mustDo(t, err)
+	for _, want := range []string{fmt.Sprintf(`provider %q {`, host+"/echomq/valkey"), `version     = "` + version + `"`,
+		`constraints = "~> ` + version + `"`, `"h1:`} {
+		if !strings.Contains(string(lock), want) {
+			t.Errorf(".terraform.lock.hcl lacks %s:\n%s", want, lock)
+		}
+	}
+	expectWarning(t, run("plan").diags, replaySummary, 1, "3 entries")
+	run("apply", "-auto-approve")
+	mustDo(t, checkGroupOnServer(rdb, stream, "billing"))
+	run("plan", "-detailed-exitcode") // exit status 2 would mean changes: must fails on it
+}
