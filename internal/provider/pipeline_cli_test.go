@@ -269,15 +269,60 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 }
 
 // TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror: `make install`'s script
-// puts the provider in the plugins directory of a fresh HOME, and in a fresh directory with
-// an empty CLI configuration (no dev_overrides) init finds it there, records it in
-// .terraform.lock.hcl, and plan, apply and a clean `plan -detailed-exitcode` follow.
+// puts the provider in the plugins directory of a fresh HOME; in a fresh directory holding
+// examples/ci/versions.tf, with an empty CLI configuration (no dev_overrides), init finds it
+// there and records it in .terraform.lock.hcl, and plan, apply and a clean
+// `plan -detailed-exitcode` follow. The filesystem_mirror of examples/ci/cli.tfrc, pointed at
+// the same directory, installs it too, with no plugins directory in HOME.
 func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.T) {
 	t.Parallel()
 	needCLI(t)
 	home := t.TempDir()
+	plugins := filepath.Join(home, ".terraform.d", "plugins")
+	version, platform := install(t, plugins)
+	versions, err := os.ReadFile("../../examples/ci/versions.tf")
+	mustDo(t, err)
+	constraint := regexp.MustCompile(`(?m)^\s+version\s*=\s*"([^"]+)"`).FindSubmatch(versions)
+	if constraint == nil {
+		t.Fatal("examples/ci/versions.tf declares no version constraint")
+	}
+
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	seedEntries(t, stream)
+	empty := filepath.Join(home, "empty.tfrc")
+	writeFile(t, empty, "")
+	r := installedRun(t, home, empty, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	r.mustInit(version, string(constraint[1]))
+	expectWarning(t, r.installed("plan").diags, replaySummary, 1, "3 entries")
+	r.installed("apply", "-auto-approve")
+	mustDo(t, checkGroupOnServer(rdb, stream, "billing"))
+	r.installed("plan", "-detailed-exitcode") // exit status 2 would mean changes: installed fails on it
+
+	// A CI image: the mirror elsewhere, named by the CLI configuration; HOME holds nothing.
+	mirror := filepath.Join(t.TempDir(), "mirror")
+	mustDo(t, os.Rename(plugins, mirror))
+	ci, err := os.ReadFile("../../examples/ci/cli.tfrc")
+	mustDo(t, err)
+	if !strings.Contains(string(ci), `"/opt/terraform/plugins"`) {
+		t.Fatal("examples/ci/cli.tfrc no longer names /opt/terraform/plugins")
+	}
+	config := filepath.Join(home, "ci.tfrc")
+	writeFile(t, config, strings.ReplaceAll(string(ci), `"/opt/terraform/plugins"`, fmt.Sprintf("%q", mirror)))
+	image := installedRun(t, t.TempDir(), config, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	image.mustInit(version, string(constraint[1]))
+	image.installed("plan")
+	if _, err := os.Stat(filepath.Join(mirror, cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io"), "echomq", "valkey", version, platform)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// install runs `make install`'s script into plugins and returns the version and platform it
+// installed, checking the layout of the implied local mirror for both registry hosts and the
+// version the binary carries.
+func install(t *testing.T, plugins string) (version, platform string) {
+	t.Helper()
 	cmd := exec.Command("../../scripts/install.sh")
-	cmd.Env = append(os.Environ(), "PLUGINS_DIR="+filepath.Join(home, ".terraform.d", "plugins"), "VERSION=")
+	cmd.Env = append(os.Environ(), "PLUGINS_DIR="+plugins, "VERSION=")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("scripts/install.sh: %v\n%s", err, out)
@@ -286,13 +331,13 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	if len(installed) != 2 {
 		t.Fatalf("scripts/install.sh printed %q, want the binary's path for each registry host", out)
 	}
-	version := filepath.Base(filepath.Dir(filepath.Dir(installed[0])))
+	version = filepath.Base(filepath.Dir(filepath.Dir(installed[0])))
 	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(version) {
 		t.Fatalf("installed version %q (%s) is not a release version", version, installed[0])
 	}
-	platform := filepath.Base(filepath.Dir(installed[0]))
+	platform = filepath.Base(filepath.Dir(installed[0]))
 	for i, host := range []string{"registry.terraform.io", "registry.opentofu.org"} {
-		want := filepath.Join(home, ".terraform.d", "plugins", host, "echomq", "valkey", version, platform, "terraform-provider-valkey_v"+version)
+		want := filepath.Join(plugins, host, "echomq", "valkey", version, platform, "terraform-provider-valkey_v"+version)
 		if installed[i] != want {
 			t.Errorf("installed %s, want %s", installed[i], want)
 		}
@@ -300,43 +345,47 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	if info, err := exec.Command("go", "version", "-m", installed[0]).Output(); err != nil || !strings.Contains(string(info), "-X main.version="+version) {
 		t.Errorf("the binary does not carry version %s: %v\n%s", version, err, info)
 	}
-
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	seedEntries(t, stream)
-	config := filepath.Join(home, "empty.tfrc")
-	writeFile(t, config, "")
-	r := &cliRun{t: t, dir: filepath.Join(home, "work"), config: config}
-	writeFile(t, filepath.Join(r.dir, "main.tf"), fmt.Sprintf(`terraform {
-  required_providers {
-    valkey = {
-      source  = "echomq/valkey"
-      version = "~> %s"
-    }
-  }
+	return version, platform
 }
-`, version)+testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
-	env := []string{"HOME=" + home, "TF_PLUGIN_CACHE_DIR="}
-	run := func(args ...string) cliResult {
-		t.Helper()
-		res := r.exec(t.Context(), env, args...).must(t, true)
-		if strings.Contains(string(res.output()), "development overrides") {
-			t.Errorf("terraform %s ran with development overrides:\n%s", strings.Join(args, " "), res.output())
-		}
-		return res
-	}
 
-	run("init", "-input=false")
+// installedCLIRun runs the CLI with HOME in a directory of its own, as a pipeline's runner.
+type installedCLIRun struct {
+	*cliRun
+	home string
+}
+
+// installedRun prepares a working directory under home holding versions.tf and main.tf, run
+// with the CLI configuration file config.
+func installedRun(t *testing.T, home, config, versions, main string) installedCLIRun {
+	t.Helper()
+	r := installedCLIRun{&cliRun{t: t, dir: filepath.Join(home, "work"), config: config}, home}
+	writeFile(t, filepath.Join(r.dir, "versions.tf"), versions)
+	writeFile(t, filepath.Join(r.dir, "main.tf"), main)
+	return r
+}
+
+// installed runs the CLI and fails the test unless it succeeds without development overrides.
+func (r installedCLIRun) installed(args ...string) cliResult {
+	r.t.Helper()
+	res := r.exec(r.t.Context(), []string{"HOME=" + r.home, "TF_PLUGIN_CACHE_DIR="}, args...).must(r.t, true)
+	if strings.Contains(string(res.output()), "development overrides") {
+		r.t.Errorf("terraform %s ran with development overrides:\n%s", strings.Join(args, " "), res.output())
+	}
+	return res
+}
+
+// mustInit runs init and checks that .terraform.lock.hcl records the installed version under
+// the CLI's registry host, with the constraint and a checksum.
+func (r installedCLIRun) mustInit(version, constraint string) {
+	r.t.Helper()
+	r.installed("init", "-input=false")
 	host := cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io")
 	lock, err := os.ReadFile(filepath.Join(r.dir, ".terraform.lock.hcl"))
-	mustDo(t, err)
+	mustDo(r.t, err)
 	for _, want := range []string{fmt.Sprintf(`provider %q {`, host+"/echomq/valkey"), `version     = "` + version + `"`,
-		`constraints = "~> ` + version + `"`, `"h1:`} {
+		`constraints = "` + constraint + `"`, `"h1:`} {
 		if !strings.Contains(string(lock), want) {
-			t.Errorf(".terraform.lock.hcl lacks %s:\n%s", want, lock)
+			r.t.Errorf(".terraform.lock.hcl lacks %s:\n%s", want, lock)
 		}
 	}
-	expectWarning(t, run("plan").diags, replaySummary, 1, "3 entries")
-	run("apply", "-auto-approve")
-	mustDo(t, checkGroupOnServer(rdb, stream, "billing"))
-	run("plan", "-detailed-exitcode") // exit status 2 would mean changes: must fails on it
 }
