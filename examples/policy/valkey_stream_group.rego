@@ -1,4 +1,4 @@
-# Review rules for valkey_stream_group in a saved plan, for OPA or conftest. The input is
+# Review rules for valkey_stream_group in a saved plan, for OPA. The input is
 # `terraform show -json tfplan` (or `tofu show -json tfplan`); the approvals are a data
 # document, such as approvals.json committed with the change:
 #
@@ -9,7 +9,6 @@
 #   }}
 #
 #   opa eval --fail-defined -d valkey_stream_group.rego -d approvals.json -i plan.json 'data.terraform.valkey.deny[x]'
-#   conftest test --policy . --data approvals.json --namespace terraform.valkey plan.json
 #
 # The plan file carries no diagnostics of the provider: these rules read only what it does
 # carry, the planned values and actions.
