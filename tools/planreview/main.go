@@ -284,10 +284,10 @@ func (r *review) markdown() string {
 	slices.SortFunc(groups, func(a, b *group) int {
 		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(b.entries, a.entries), strings.Compare(a.address, b.address))
 	})
-	var main, quiet []*group
+	var listed, quiet []*group
 	for _, g := range groups {
 		if g.reviewed() {
-			main = append(main, g)
+			listed = append(listed, g)
 		} else {
 			quiet = append(quiet, g)
 		}
@@ -298,8 +298,10 @@ func (r *review) markdown() string {
 	b.WriteString(r.headline(groups) + "\n\n")
 	for _, d := range r.skipped {
 		quote(&b, d)
-		b.WriteString("The groups this plan creates were not checked: it cannot say which will replay, skip or be adopted. " +
-			"Plan again once the server answers.\n\n")
+	}
+	if len(r.skipped) > 0 {
+		b.WriteString("The groups below with nothing said about them were not checked: this plan cannot say whether they " +
+			"will replay, skip or be adopted. Plan again once the server answers.\n\n")
 	}
 	if errs := r.looseErrors(); len(errs) > 0 {
 		for _, d := range errs {
@@ -307,8 +309,8 @@ func (r *review) markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	if len(main) > 0 {
-		table(&b, main, len(r.skipped) > 0)
+	if len(listed) > 0 {
+		table(&b, listed, len(r.skipped) > 0)
 	}
 	if len(quiet) > 0 {
 		what := "nothing to replay, skip or adopt"
@@ -316,7 +318,7 @@ func (r *review) markdown() string {
 			what = "not checked"
 		}
 		more := "more"
-		if len(main) == 0 {
+		if len(listed) == 0 {
 			more = "groups"
 		}
 		fmt.Fprintf(&b, "<details><summary>%d %s (%s)</summary>\n\n", len(quiet), more, what)
