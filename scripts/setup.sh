@@ -169,11 +169,20 @@ install_goreleaser() {
     "github.com/goreleaser/goreleaser/v2@v$GORELEASER_VERSION"
 }
 
+# install_opa builds the Open Policy Agent that evaluates examples/policy in the tests.
+install_opa() {
+  local version=1.22.4 out
+  [ -x "$BIN_DIR/opa" ] && out=$("$BIN_DIR/opa" version 2>/dev/null) \
+    && grep -qx "Version: $version" <<<"$out" && return 0
+  log "building OPA $version from the Go module proxy (3-5 minutes, cached afterwards)"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/open-policy-agent/opa@v$version"
+}
+
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | redis | terraform | tofu | lint | goreleaser) "install_$t" ;;
+    valkey | redis | terraform | tofu | lint | goreleaser | opa) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
   esac

@@ -78,7 +78,7 @@ resolve_cli() {
 
 say "setup"
 # Modules first, so that no lane's JSON stream carries the go command's download lines.
-scripts/setup.sh valkey redis tofu lint goreleaser >/dev/null && go mod download
+scripts/setup.sh valkey redis tofu lint goreleaser opa >/dev/null && go mod download
 record setup $?
 
 if wants gates; then

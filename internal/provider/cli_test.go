@@ -37,6 +37,7 @@ type cliDiagnostic struct {
 	Severity string `json:"severity"`
 	Summary  string `json:"summary"`
 	Detail   string `json:"detail"`
+	Address  string `json:"address"` // the resource's, on resource diagnostics
 	Snippet  struct {
 		Code string `json:"code"` // the configuration line the diagnostic points at
 	} `json:"snippet"`
@@ -53,9 +54,7 @@ type cliRun struct {
 // TF_ACC_TERRAFORM_PATH are set, like the acceptance tests.
 func newCLIRun(t *testing.T, config string) *cliRun {
 	t.Helper()
-	if os.Getenv("TF_ACC") == "" || os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
-		t.Skip("set TF_ACC=1 and TF_ACC_TERRAFORM_PATH to drive the Terraform CLI")
-	}
+	needCLI(t)
 	cliBuild.Do(func() {
 		// Shared by every test in the package and removed by TestMain, so not t.TempDir.
 		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-") //nolint:usetesting // shared by every test, removed by TestMain
@@ -78,6 +77,14 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 	r := &cliRun{t: t, dir: filepath.Join(dir, "work"), config: rc}
 	r.write(config)
 	return r
+}
+
+// needCLI skips the test unless TF_ACC and TF_ACC_TERRAFORM_PATH are set.
+func needCLI(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TF_ACC") == "" || os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
+		t.Skip("set TF_ACC=1 and TF_ACC_TERRAFORM_PATH to drive the Terraform CLI")
+	}
 }
 
 func writeFile(t *testing.T, path, content string) {

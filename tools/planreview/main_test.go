@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The review is also tested on real plans of every CLI in the matrix, by
+// TestCLIPlanReview_* in internal/provider; these tests pin what those cannot reach: wording
+// old and new, missing addresses, and ordering at scale.
+
+const stream = "emq:{orders}:stream:main"
+
+// diagLine is one diagnostic message of the JSON UI stream; an empty address leaves it out.
+func diagLine(severity, summary, detail, address string) string {
+	d := map[string]any{"severity": severity, "summary": summary, "detail": detail}
+	if address != "" {
+		d["address"] = address
+	}
+	b, _ := json.Marshal(map[string]any{"@level": "warn", "type": "diagnostic", "diagnostic": d})
+	return string(b)
+}
+
+// changeLine is one planned_change message.
+func changeLine(address, action string) string {
+	b, _ := json.Marshal(map[string]any{"type": "planned_change", "change": map[string]any{
+		"resource": map[string]any{"addr": address, "resource_type": "valkey_stream_group"}, "action": action}})
+	return string(b)
+}
+
+func addr(name string) string { return fmt.Sprintf("valkey_stream_group.g[%q]", name) }
+
+// replayDetail is the detail the provider gives a head group (v0.1.0 development wording).
+func replayDetail(name string, n string) string {
+	return fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s entries "+
+		"already in the stream, from 1-0 to 9-0, and its consumers will process every one of them.", name, stream, n)
+}
+
+func mustRead(t *testing.T, lines ...string) *review {
+	t.Helper()
+	r, err := read(strings.NewReader(strings.Join(lines, "\n") + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// rows are the table rows of the review, in order, as "label address entries".
+func rows(md string) []string {
+	var out []string
+	for line := range strings.SplitSeq(md, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| review ") {
+			continue
+		}
+		cells := strings.Split(line, "|") // "", review, resource, plan, group, stream, entries, ""
+		out = append(out, strings.Join(strings.Fields(strings.Join([]string{cells[1], cells[2], cells[6]}, " ")), " "))
+	}
+	return out
+}
+
+func TestClassify_OldAndNewWordingAlike(t *testing.T) {
+	for _, tc := range []struct {
+		summary, detail string
+		want            kind
+		entries         int64 // -1: none
+	}{
+		{"New Group Will Replay Existing Entries", replayDetail("billing", "12,000,000"), kindReplay, 12000000},
+		{`Group "billing" of "` + stream + `" Will Replay 12,000,000 Entries`, "Apply will hand it 12,000,000 entries.", kindReplay, 12000000},
+		{"New Group Will Skip Existing Entries", "so the 1 entry already in the stream will never be delivered", kindSkip, 1},
+		{`Group "billing" of "` + stream + `" Will Skip 3 Entries`, "", kindSkip, 3},
+		{"New Group Will Replay Or Skip Existing Entries", "which holds the 7 entries already in the stream", kindReplayOrSkip, 7},
+		{`Group "billing" of "` + stream + `" Will Replay Or Skip 7 Entries`, "", kindReplayOrSkip, 7},
+		{"Consumer Group Will Be Adopted", "It is at last-delivered-id 5-0 with lag 3.", kindAdopt, -1},
+		{`Group "billing" of "` + stream + `" Will Be Adopted`, "", kindAdopt, -1},
+		{"Consumer Group Will Stay On Server", "", kindStays, -1},
+		{`Group "billing" of "` + stream + `" Will Stay On Server`, "", kindStays, -1},
+		{"Group Start Change Will Not Move the Group", "", kindStartChange, -1},
+		{"Stream Will Be Created", "", kindStreamCreated, -1},
+		// Names in quotes are not words: a stream called "replay-skip" adopted is an adoption.
+		{`Group "skip" of "replay:2,000 entries" Will Be Adopted`, "", kindAdopt, -1},
+		{"Something New", "", kindOther, -1},
+	} {
+		r := mustRead(t, changeLine(addr("billing"), "create"), diagLine("warning", tc.summary, tc.detail, addr("billing")))
+		g := r.groups[addr("billing")]
+		if g.kind != tc.want || g.entries != tc.entries {
+			t.Errorf("%q: kind %v entries %d, want %v and %d", tc.summary, g.kind, g.entries, tc.want, tc.entries)
+		}
+	}
+	r := mustRead(t, diagLine("error", "Consumer Group Cannot Be Created", "holds a string", addr("billing")))
+	if g := r.groups[addr("billing")]; g.kind != kindError {
+		t.Errorf("an error on a group is kind %v", g.kind)
+	}
+}
+
+func TestMarkdown_WhatAReviewerMustSeeComesFirst(t *testing.T) {
+	md := mustRead(t,
+		changeLine(addr("quiet"), "create"),
+		changeLine(addr("small"), "create"), diagLine("warning", "New Group Will Replay Existing Entries", replayDetail("small", "3"), addr("small")),
+		changeLine(addr("skipper"), "create"), diagLine("warning", "New Group Will Skip Existing Entries", "the 40 entries already", addr("skipper")),
+		changeLine(addr("adopted"), "create"), diagLine("warning", "Consumer Group Will Be Adopted", "lag 0", addr("adopted")),
+		changeLine(addr("big"), "create"), diagLine("warning", "New Group Will Replay Existing Entries", replayDetail("big", "12,000,000"), addr("big")),
+		changeLine(addr("unknown"), "create"), diagLine("warning", "New Group Will Replay Or Skip Existing Entries", "the 5 entries", addr("unknown")),
+		changeLine(addr("gone"), "delete"), diagLine("warning", "Consumer Group Will Stay On Server", "", addr("gone")),
+		diagLine("error", "Consumer Group Cannot Be Created", "Key \"k\" holds a string.", addr("broken")),
+	).markdown()
+
+	want := []string{
+		"**error** `" + addr("broken") + "`",
+		"**replays** `" + addr("big") + "` 12,000,000",
+		"**replays** `" + addr("small") + "` 3",
+		"**replays or skips** `" + addr("unknown") + "` 5",
+		"**skips** `" + addr("skipper") + "` 40",
+		"adopts `" + addr("adopted") + "`",
+		"stays on server `" + addr("gone") + "`",
+		"`" + addr("quiet") + "`", // collapsed: nothing to say
+	}
+	if got := rows(md); !slices.Equal(got, want) {
+		t.Errorf("rows:\n%s\nwant:\n%s\n\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), md)
+	}
+	head := strings.SplitN(md, "\n", 4)[2]
+	for _, part := range []string{"**1 error**", "**2 groups will replay 12,000,003 entries in all**", "**1 group will replay or skip**",
+		"**1 group will skip 40 entries in all**", "1 group adopted", "7 planned changes"} {
+		if !strings.Contains(head, part) {
+			t.Errorf("headline %q lacks %q", head, part)
+		}
+	}
+	if !strings.Contains(md, `group_start = "head", so it will be handed the 12,000,000 entries`) {
+		t.Error("the provider's own words are not quoted in full")
+	}
+	if i, j := strings.Index(md, "<details><summary>1 more (nothing to replay, skip or adopt)"), strings.Index(md, addr("quiet")); i < 0 || j < i {
+		t.Errorf("the quiet group is not collapsed:\n%s", md)
+	}
+}
+
+func TestMarkdown_CheckSkippedIsQuotedFirstAndNothingReadsAsChecked(t *testing.T) {
+	cause := "Could not talk to Valkey at 127.0.0.1:6379 while working on group \"a\": connection refused."
+	md := mustRead(t,
+		changeLine(addr("a"), "create"), changeLine(addr("b"), "create"), changeLine(addr("old"), "delete"),
+		diagLine("warning", "Plan-Time Group Check Skipped", "The provider could not ask the server.\n\n"+cause, addr("a")),
+		diagLine("warning", "Consumer Group Will Stay On Server", "", addr("old")),
+	).markdown()
+	if !strings.Contains(strings.SplitN(md, "\n", 4)[2], "**plan-time check skipped**") {
+		t.Errorf("the headline does not say the check was skipped:\n%s", md)
+	}
+	banner := strings.Index(md, "**warning: Plan-Time Group Check Skipped** (`"+addr("a")+"`)")
+	if banner < 0 || !strings.Contains(md, "> "+cause) || strings.Index(md, "|") < banner {
+		t.Errorf("the skipped check and its cause do not come before the table:\n%s", md)
+	}
+	want := []string{"stays on server `" + addr("old") + "`", "not checked `" + addr("a") + "`", "not checked `" + addr("b") + "`"}
+	if got := rows(md); !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+func TestRead_AddressFromTheBlockWhenTheCLIGivesNone(t *testing.T) {
+	line := `{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"New Group Will Skip Existing Entries",` +
+		`"detail":"the 2 entries","snippet":{"context":"resource \"valkey_stream_group\" \"billing\"","code":"x"}}}`
+	r := mustRead(t, line, diagLine("warning", "Provider development overrides are in effect", "", ""),
+		diagLine("error", "Invalid Valkey URL", "The URL has no host.", ""))
+	if g, ok := r.groups["valkey_stream_group.billing"]; !ok || g.kind != kindSkip || g.entries != 2 {
+		t.Errorf("groups %v: want valkey_stream_group.billing from the snippet's block", r.groups)
+	}
+	md := r.markdown()
+	if !strings.Contains(md, "- error: **Invalid Valkey URL**: The URL has no host.") || !strings.HasPrefix(strings.SplitN(md, "\n", 4)[2], "**1 error**") {
+		t.Errorf("an error without an address is not listed before the table:\n%s", md)
+	}
+	if strings.Contains(md, "- warning") {
+		t.Errorf("a warning without an address is listed with the errors:\n%s", md)
+	}
+}
+
+func TestMarkdown_FiftyGroupsStayReadable(t *testing.T) {
+	lines := []string{}
+	for i := range 50 {
+		name := fmt.Sprintf("svc%02d", i)
+		lines = append(lines, changeLine(addr(name), "create"))
+		if i%10 == 0 { // five replays of different sizes, the other 45 quiet
+			lines = append(lines, diagLine("warning", "New Group Will Replay Existing Entries", replayDetail(name, fmt.Sprint(i*1000)), addr(name)))
+		}
+	}
+	md := mustRead(t, lines...).markdown()
+	got := rows(md)
+	if len(got) != 50 || !strings.HasPrefix(got[0], "**replays** `"+addr("svc40")+"` 40,000") || !strings.HasPrefix(got[4], "**replays** `"+addr("svc00")+"` 0") {
+		t.Errorf("rows start %q", got[:6])
+	}
+	// The five replays come before the fold; the 45 quiet groups are inside it.
+	fold := strings.Index(md, "<details><summary>45 more")
+	if fold < 0 || strings.Index(md, addr("svc01")) < fold || strings.LastIndex(md[:fold], "**replays**") < 0 {
+		t.Errorf("the quiet groups are not folded below the replays:\n%s", md)
+	}
+	if n := strings.Count(md[:fold], "\n"); n > 12 {
+		t.Errorf("%d lines before the fold, want the headline and five rows", n)
+	}
+}
+
+func TestRead_NoMessagesIsNoReview(t *testing.T) {
+	r := mustRead(t, "Error: Failed to load plugin schemas", "")
+	if r.messages != 0 {
+		t.Errorf("%d messages read from human output", r.messages)
+	}
+}
