@@ -216,6 +216,12 @@ func TestAccStreamGroup_importByIdentity(t *testing.T) {
 			ResourceName:    "valkey_stream_group.test",
 			ImportState:     true,
 			ImportStateKind: resource.ImportBlockWithResourceIdentity,
+			// The import records the declared start in place: an update, never a replacement.
+			ExpectNonEmptyPlan: true,
+			ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("new")),
+			}},
 		}},
 	})
 }

@@ -1,0 +1,262 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-version"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The fault matrix, CLI half: every entry point of the provider against every way a connection
+// fails (valkeytest.Failures, the rows internal/valkey's TestFaultMatrix runs too), on the real
+// CLI. Each cell asserts that nothing crashed, the outcome (a plan goes on and says once that
+// its check was skipped; apply, refresh and the data sources fail; the function works), and
+// that the message names the address and the cause in words a user acts on. It runs on one CLI
+// of the matrix: make test sets faultMatrixEnv for that lane.
+
+const faultMatrixEnv = "TEST_FAULT_MATRIX"
+
+// matrixRow is what one failure looks like to a user: the words of the advice that names its
+// cause, and whether reads still work (a replica serves reads; OOM refuses only writes).
+type matrixRow struct {
+	cause      string // a fragment of the detail that names the cause
+	applyCause string // when the door meets it in other words (a lost reply)
+	readsWork  bool
+	refusal    bool // the server answers and refuses: the plan's skip note is per stream
+}
+
+var matrixRows = map[string]matrixRow{
+	"refused port":                {cause: "Nothing is listening there"},
+	"server never answers":        {cause: "did not answer in time"},
+	"wrong password":              {cause: "Authentication failed"},
+	"no password":                 {cause: "Authentication failed"},
+	"ACL user without permission": {cause: "lacks the permission named in the reply", refusal: true},
+	"database the server lacks":   {cause: "no database of the number asked for"},
+	"TLS to a plain port":         {cause: "did not answer in time"},
+	"plain to a TLS port":         {cause: "if it expects TLS, use valkeys://"},
+	"server loading":              {cause: "still loading its dataset", refusal: true},
+	"replica (READONLY)":          {cause: "points at a replica", readsWork: true},
+	"out of memory (OOM)":         {cause: "out of memory", readsWork: true},
+	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost"},
+}
+
+// matrixCell is one entry point's run against a failure, checked by check.
+type matrixCell struct {
+	name  string
+	run   func(t *testing.T, m *matrixRun)
+	check func(t *testing.T, m *matrixRun, res cliResult)
+}
+
+// matrixRun is one cell's working directory and failure.
+type matrixRun struct {
+	*cliRun
+	f      valkeytest.Failure
+	row    matrixRow
+	stream string
+	before []byte // terraform.tfstate before the command, where the cell keeps it
+}
+
+// provider is the provider block pointing at the failure, with short timeouts and one retry.
+func (m *matrixRun) provider() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider \"valkey\" {\n  url = %q\n  dial_timeout = \"1s\"\n  command_timeout = \"1s\"\n  max_retries = 1\n", m.f.URL)
+	if m.f.Username != "" {
+		fmt.Fprintf(&b, "  username = %q\n", m.f.Username)
+	}
+	if m.f.TLSInsecure {
+		b.WriteString("  tls = { insecure_skip_verify = true }\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func (m *matrixRun) exec(args ...string) cliResult {
+	return m.cliRun.exec(context.Background(), []string{"VALKEY_PASSWORD=" + m.f.Password}, args...)
+}
+
+// expectNoCrash fails if the provider crashed or panicked in res.
+func expectNoCrash(t *testing.T, res cliResult) {
+	t.Helper()
+	for _, sign := range []string{"plugin crashed", "panic:", "Plugin did not respond"} {
+		if bytes.Contains(res.output(), []byte(sign)) {
+			t.Fatalf("terraform %s: %q in the output:\n%s", strings.Join(res.args, " "), sign, res.output())
+		}
+	}
+}
+
+// expectFailure fails unless res failed with exactly one error, with summary, naming the
+// address and the cause.
+func (m *matrixRun) expectFailure(t *testing.T, res cliResult, summary, cause string) {
+	t.Helper()
+	if res.err == nil {
+		t.Fatalf("terraform %s succeeded; want %q", strings.Join(res.args, " "), summary)
+	}
+	errs := 0
+	for _, d := range res.diags {
+		if d.Severity != "error" {
+			continue
+		}
+		errs++
+		detail := unwrap(d.Detail)
+		if d.Summary != summary || !strings.Contains(detail, m.f.Addr) || !strings.Contains(detail, cause) {
+			t.Errorf("error %q: %s\nwant %q naming %s and %q", d.Summary, detail, summary, m.f.Addr, cause)
+		}
+	}
+	if errs != 1 {
+		t.Errorf("%d errors; want one: %+v", errs, res.diags)
+	}
+}
+
+var matrixCells = []matrixCell{
+	{"plan of a create", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if res.err != nil {
+			t.Fatalf("plan failed:\n%s", res.output())
+		}
+		switch {
+		case m.row.readsWork: // the plan's preview works: it says what head replays
+			expectWarning(t, res.diags, replaySummary, 1, "2 entries")
+		case m.row.refusal:
+			expectWarning(t, res.diags, streamSkippedSummary, 1, m.f.Addr, m.row.cause)
+		default:
+			expectWarning(t, res.diags, checkSkippedSummary, 1, m.f.Addr, m.row.cause)
+		}
+	}},
+	{"apply", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		summary, cause := "Consumer Group Not Created", m.row.cause
+		if m.row.applyCause != "" {
+			summary, cause = "Consumer Group Outcome Unknown", m.row.applyCause
+		}
+		m.expectFailure(t, res, summary, cause)
+		if groups := m.stateGroups(); len(groups) != 0 {
+			t.Errorf("state holds %+v after a failed apply", groups)
+		}
+	}},
+	{"refresh", func(t *testing.T, m *matrixRun) {
+		// Put the group in state from a healthy server, then point the provider at the failure.
+		m.write(testAccProviderConfig(testServer(t)) + testAccNamedGroupConfig("test", m.stream, "g", "head"))
+		m.exec("apply", "-auto-approve").must(t, true)
+		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "g", "head"))
+		m.before = readState(t, m.cliRun)
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if m.row.readsWork {
+			if res.err != nil {
+				t.Errorf("refresh from a server that serves reads failed:\n%s", res.output())
+			}
+			return
+		}
+		m.expectFailure(t, res, "Consumer Group Not Read", m.row.cause)
+		if after := readState(t, m.cliRun); !bytes.Equal(after, m.before) {
+			t.Errorf("a failed refresh changed terraform.tfstate:\nbefore %s\nafter  %s", m.before, after)
+		}
+	}},
+	{"stream data source", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider() + testAccStreamDataSourceConfig(m.stream))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if m.row.readsWork {
+			if res.err != nil {
+				t.Errorf("data source read from a server that serves reads failed:\n%s", res.output())
+			}
+			return
+		}
+		m.expectFailure(t, res, "Stream Not Read", m.row.cause)
+	}},
+	{"group data source", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider() + testAccStreamGroupDataSourceConfig(m.stream, "g"))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if m.row.readsWork {
+			if res.err != nil {
+				t.Errorf("data source read from a server that serves reads failed:\n%s", res.output())
+			}
+			return
+		}
+		m.expectFailure(t, res, "Consumer Group Not Read", m.row.cause)
+	}},
+	{"function", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider() + fmt.Sprintf("output \"slot\" {\n  value = provider::valkey::hash_slot(%q)\n}\n", m.stream))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if res.err != nil {
+			t.Fatalf("the function touches no server, yet the apply failed:\n%s", res.output())
+		}
+		var state struct {
+			Outputs map[string]struct {
+				Value int `json:"value"`
+			} `json:"outputs"`
+		}
+		if err := json.Unmarshal(readState(t, m.cliRun), &state); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := state.Outputs["slot"].Value, int(valkey.HashSlot(m.stream)); got != want {
+			t.Errorf("hash_slot = %d, want %d", got, want)
+		}
+	}},
+}
+
+// matrixCommand is the command each cell runs.
+var matrixCommand = map[string][]string{
+	"plan of a create":   {"plan"},
+	"apply":              {"apply", "-auto-approve"},
+	"refresh":            {"apply", "-refresh-only", "-auto-approve"},
+	"stream data source": {"plan"},
+	"group data source":  {"plan"},
+	"function":           {"apply", "-auto-approve"},
+}
+
+func readState(t *testing.T, r *cliRun) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestCLIReliability_faultMatrix(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	if os.Getenv(faultMatrixEnv) == "" {
+		t.Skipf("the fault matrix runs on one CLI of the matrix: set %s=1 (make test does, for one lane)", faultMatrixEnv)
+	}
+	if v := cliVersion(t); v.LessThan(version.Must(version.NewVersion("1.8.0"))) {
+		t.Skipf("CLI version %s has no provider functions, which the matrix calls", v)
+	}
+	for _, fc := range valkeytest.Failures() {
+		row, ok := matrixRows[fc.Name]
+		if !ok {
+			t.Errorf("failure %q has no row in the matrix", fc.Name)
+			continue
+		}
+		t.Run(fc.Name, func(t *testing.T) {
+			t.Parallel()
+			stream := testKey(t)
+			f := fc.Setup(t, func(rdb *redis.Client) {
+				valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
+				if err := rdb.XGroupCreate(context.Background(), stream, "g", "0").Err(); err != nil {
+					t.Fatal(err)
+				}
+			})
+			for _, cell := range matrixCells {
+				t.Run(cell.name, func(t *testing.T) {
+					m := &matrixRun{cliRun: newCLIRun(t, ""), f: f, row: row, stream: stream}
+					cell.run(t, m)
+					res := m.exec(matrixCommand[cell.name]...)
+					expectNoCrash(t, res)
+					cell.check(t, m, res)
+				})
+			}
+		})
+	}
+}
