@@ -26,8 +26,14 @@ import (
 // listProvider is the provider's protocol server, configured with url.
 type listProvider struct {
 	t       *testing.T
-	server  tfprotov6.ProviderServerWithListResource
+	server  listServer
 	schemas *tfprotov6.GetProviderSchemaResponse
+}
+
+// listServer is a protocol server that serves list resources too.
+type listServer interface {
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
 }
 
 func newListProvider(t *testing.T, url string) *listProvider {
@@ -36,7 +42,7 @@ func newListProvider(t *testing.T, url string) *listProvider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lister, ok := server.(tfprotov6.ProviderServerWithListResource)
+	lister, ok := server.(listServer)
 	if !ok {
 		t.Fatal("the provider's server does not serve list resources")
 	}

@@ -272,7 +272,7 @@ func TestListGroups_ClusterScansEveryPrimary(t *testing.T) {
 	if got := listed(t, c, valkey.ListOptions{Match: "orders:*", PageSize: 4}); !slices.Equal(got, want) {
 		t.Errorf("listed by pattern %q, want %q", got, want)
 	}
-	if got := listed(t, c, valkey.ListOptions{Streams: append(streams, "orders:{x}:text"), PageSize: 7}); !slices.Equal(got, want) {
+	if got := listed(t, c, valkey.ListOptions{Streams: slices.Concat(streams, []string{"orders:{x}:text"}), PageSize: 7}); !slices.Equal(got, want) {
 		t.Errorf("listed by name %q, want %q", got, want)
 	}
 }
