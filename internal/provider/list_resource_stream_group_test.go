@@ -297,7 +297,8 @@ func newQueryRun(t *testing.T, config, query string) *cliRun {
 	t.Helper()
 	r := newCLIRun(t, config)
 	if res := r.exec(t.Context(), nil, "query", "-help"); res.err != nil {
-		t.Skipf("this CLI (%s) has no query command; Terraform 1.14 and later have it", cliVersion(t))
+		t.Skipf("%s (version %s) has no query command; Terraform 1.14 and later have it, OpenTofu 1.12 does not",
+			filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), cliVersion(t))
 	}
 	r.put("groups.tfquery.hcl", query)
 	return r
