@@ -404,8 +404,9 @@ func TestCLIStreamGroupList_clusterScansEveryPrimary(t *testing.T) {
 }
 
 // TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing is the adoption
-// path end to end: `terraform query -generate-config-out`, the start declared in the generated
-// file, apply (imports exactly the listed groups, sends no XGROUP CREATE), and a clean re-plan.
+// path end to end: `terraform query -generate-config-out`, a plan that fails until the start is
+// declared, the start declared in the generated file, apply (imports exactly the listed groups,
+// sends no XGROUP CREATE), and a clean re-plan.
 func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t) // its own, so that the command counts are this test's
@@ -439,6 +440,10 @@ func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing
 		}
 	}
 
+	// Until the start is declared, the plan fails on it: the provider never picks one.
+	if errs := findDiagnostic(r.run(false, "plan"), "error", "Group Start Not Declared"); len(errs) != 3 {
+		t.Errorf("%d Group Start Not Declared errors before the start is declared, want one per group (3)", len(errs))
+	}
 	// The user declares the start of every group, then applies.
 	writeFile(t, path, strings.ReplaceAll(string(generated), "group_start = null", `group_start = "new"`))
 	rdb.ConfigResetStat(t.Context())
