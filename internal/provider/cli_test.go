@@ -102,6 +102,11 @@ func (r *cliRun) write(config string) {
 	writeFile(r.t, filepath.Join(r.dir, "main.tf"), "terraform {\n  required_providers {\n    valkey = { source = \"echomq/valkey\" }\n  }\n}\n"+config)
 }
 
+// put writes another file beside main.tf, such as a query file (name.tfquery.hcl).
+func (r *cliRun) put(name, content string) {
+	writeFile(r.t, filepath.Join(r.dir, name), content)
+}
+
 // run runs terraform and returns its diagnostics; it fails the test when the command's exit
 // status is not what wantOK says.
 func (r *cliRun) run(wantOK bool, args ...string) []cliDiagnostic {

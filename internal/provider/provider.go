@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -28,6 +29,7 @@ import (
 
 var _ provider.Provider = (*valkeyProvider)(nil)
 var _ provider.ProviderWithFunctions = (*valkeyProvider)(nil)
+var _ provider.ProviderWithListResources = (*valkeyProvider)(nil)
 
 type valkeyProvider struct {
 	version string
@@ -229,6 +231,7 @@ func (p *valkeyProvider) Configure(ctx context.Context, req provider.ConfigureRe
 	data := &providerData{client: client, plan: &planSession{}}
 	resp.ResourceData = data
 	resp.DataSourceData = data
+	resp.ListResourceData = data
 }
 
 func (p *valkeyProvider) Resources(context.Context) []func() resource.Resource {
@@ -237,6 +240,10 @@ func (p *valkeyProvider) Resources(context.Context) []func() resource.Resource {
 
 func (p *valkeyProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{NewStreamDataSource, NewStreamGroupDataSource}
+}
+
+func (p *valkeyProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{NewStreamGroupListResource}
 }
 
 func (p *valkeyProvider) Functions(context.Context) []func() function.Function {

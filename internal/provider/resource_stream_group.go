@@ -274,14 +274,24 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 			return
 		}
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, streamGroupModel{
+	resp.Diagnostics.Append(resp.State.Set(ctx, importedGroup(stream, name))...)
+	resp.Diagnostics.Append(resp.Identity.Set(ctx, identityOf(stream, name))...)
+}
+
+// importedGroup is the state of a group taken under management as it is (an import, or a
+// result of the list resource): adopted, with no group_start, which the server does not know.
+func importedGroup(stream, name string) streamGroupModel {
+	return streamGroupModel{
 		ID:         types.StringValue(groupID(stream, name)),
 		Stream:     types.StringValue(stream),
 		Name:       types.StringValue(name),
 		GroupStart: types.StringNull(),
 		Adopted:    types.BoolValue(true),
-	})...)
-	resp.Diagnostics.Append(resp.Identity.Set(ctx, streamGroupIdentity{Stream: types.StringValue(stream), Name: types.StringValue(name)})...)
+	}
+}
+
+func identityOf(stream, name string) streamGroupIdentity {
+	return streamGroupIdentity{Stream: types.StringValue(stream), Name: types.StringValue(name)}
 }
 
 // plannedID plans the id as soon as stream and name are known, replacements included: it is
