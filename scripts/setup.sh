@@ -8,6 +8,7 @@
 #   tofu[@VERSION]       OpenTofu (default 1.12.6), built likewise into $BIN_DIR/tofu-VERSION
 #   lint        golangci-lint $GOLANGCI_LINT_VERSION
 #   goreleaser  goreleaser $GORELEASER_VERSION
+#   opa         the Open Policy Agent that evaluates examples/policy in the tests
 # Prints one progress line per install and the cache directory on stdout; the package
 # managers' and the Go toolchain's own output goes to build/setup.log, whose path is printed
 # when an install fails. Instant when everything is there.

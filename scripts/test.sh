@@ -66,6 +66,10 @@ resolve_cli() {
       cli_skip="the $kind on PATH is ${v:-of unknown version}; the matrix takes a $kind on PATH from $min on"
       return 0
     fi
+    if [[ " ${clis[*]} " == *" $kind@$v "* ]]; then
+      cli_skip="the $kind on PATH is $v, which the matrix runs already"
+      return 0
+    fi
     cli_name="${kind^} $v (on PATH)"
   else
     scripts/setup.sh "$1" >/dev/null || { cli_skip="could not build $1"; return 1; }
@@ -108,6 +112,10 @@ if wants acc; then
     fi
     env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
     [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
+    if [ "$entry" = "${FAULT_MATRIX_CLI:-}" ]; then
+      env+=(TEST_FAULT_MATRIX=1)
+      cli_name="$cli_name, with the fault matrix"
+    fi
     gotest "$cli_name" "build/test-${entry/@/-}.log" "${env[@]}" -- ./internal/provider/...
   done
 fi

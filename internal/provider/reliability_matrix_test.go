@@ -20,7 +20,8 @@ import (
 // The fault matrix, CLI half: every entry point of the provider against every way a connection
 // fails (valkeytest.Failures, the rows internal/valkey's TestFaultMatrix runs too), on the real
 // CLI. Each cell asserts that nothing crashed, the outcome (a plan goes on and says once that
-// its check was skipped; apply, refresh and the data sources fail; the function works), and
+// its check was skipped; apply, refresh, the data sources and a query fail; the function
+// works), and
 // that the message names the address and the cause in words a user acts on. It runs on one CLI
 // of the matrix: make test sets faultMatrixEnv for that lane.
 
@@ -50,9 +51,11 @@ var matrixRows = map[string]matrixRow{
 	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost"},
 }
 
-// matrixCell is one entry point's run against a failure, checked by check.
+// matrixCell is one entry point's run against a failure, checked by check; it runs on CLIs of
+// version since and later.
 type matrixCell struct {
 	name  string
+	since string
 	run   func(t *testing.T, m *matrixRun)
 	check func(t *testing.T, m *matrixRun, res cliResult)
 }
@@ -118,7 +121,7 @@ func (m *matrixRun) expectFailure(t *testing.T, res cliResult, summary, cause st
 }
 
 var matrixCells = []matrixCell{
-	{"plan of a create", func(t *testing.T, m *matrixRun) {
+	{"plan of a create", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
 	}, func(t *testing.T, m *matrixRun, res cliResult) {
 		if res.err != nil {
@@ -133,7 +136,7 @@ var matrixCells = []matrixCell{
 			expectWarning(t, res.diags, checkSkippedSummary, 1, m.f.Addr, m.row.cause)
 		}
 	}},
-	{"apply", func(t *testing.T, m *matrixRun) {
+	{"apply", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
 	}, func(t *testing.T, m *matrixRun, res cliResult) {
 		summary, cause := "Consumer Group Not Created", m.row.cause
@@ -145,7 +148,7 @@ var matrixCells = []matrixCell{
 			t.Errorf("state holds %+v after a failed apply", groups)
 		}
 	}},
-	{"refresh", func(t *testing.T, m *matrixRun) {
+	{"refresh", "1.5", func(t *testing.T, m *matrixRun) {
 		// Put the group in state from a healthy server, then point the provider at the failure.
 		m.write(testAccProviderConfig(testServer(t)) + testAccNamedGroupConfig("test", m.stream, "g", "head"))
 		m.exec("apply", "-auto-approve").must(t, true)
@@ -163,7 +166,7 @@ var matrixCells = []matrixCell{
 			t.Errorf("a failed refresh changed terraform.tfstate:\nbefore %s\nafter  %s", m.before, after)
 		}
 	}},
-	{"stream data source", func(t *testing.T, m *matrixRun) {
+	{"stream data source", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccStreamDataSourceConfig(m.stream))
 	}, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
@@ -174,7 +177,7 @@ var matrixCells = []matrixCell{
 		}
 		m.expectFailure(t, res, "Stream Not Read", m.row.cause)
 	}},
-	{"group data source", func(t *testing.T, m *matrixRun) {
+	{"group data source", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccStreamGroupDataSourceConfig(m.stream, "g"))
 	}, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
@@ -185,7 +188,19 @@ var matrixCells = []matrixCell{
 		}
 		m.expectFailure(t, res, "Consumer Group Not Read", m.row.cause)
 	}},
-	{"function", func(t *testing.T, m *matrixRun) {
+	{"query", "1.14", func(t *testing.T, m *matrixRun) {
+		m.write(m.provider())
+		m.put("groups.tfquery.hcl", queryConfig("found", fmt.Sprintf("match = %q", m.stream)))
+	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		if m.row.readsWork {
+			if res.err != nil || !bytes.Contains(res.stdout, []byte(`"list_resource_found"`)) {
+				t.Errorf("query of a server that serves reads found nothing:\n%s", res.output())
+			}
+			return
+		}
+		m.expectFailure(t, res, "Consumer Groups Not Listed", m.row.cause)
+	}},
+	{"function", "1.8", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + fmt.Sprintf("output \"slot\" {\n  value = provider::valkey::hash_slot(%q)\n}\n", m.stream))
 	}, func(t *testing.T, m *matrixRun, res cliResult) {
 		if res.err != nil {
@@ -213,6 +228,7 @@ var matrixCommand = map[string][]string{
 	"stream data source": {"plan"},
 	"group data source":  {"plan"},
 	"function":           {"apply", "-auto-approve"},
+	"query":              {"query", "-no-color", "-json"},
 }
 
 func readState(t *testing.T, r *cliRun) []byte {
@@ -230,9 +246,7 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 	if os.Getenv(faultMatrixEnv) == "" {
 		t.Skipf("the fault matrix runs on one CLI of the matrix: set %s=1 (make test does, for one lane)", faultMatrixEnv)
 	}
-	if v := cliVersion(t); v.LessThan(version.Must(version.NewVersion("1.8.0"))) {
-		t.Skipf("CLI version %s has no provider functions, which the matrix calls", v)
-	}
+	cli := cliVersion(t)
 	for _, fc := range valkeytest.Failures() {
 		row, ok := matrixRows[fc.Name]
 		if !ok {
@@ -250,6 +264,9 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 			})
 			for _, cell := range matrixCells {
 				t.Run(cell.name, func(t *testing.T) {
+					if cli.LessThan(version.Must(version.NewVersion(cell.since))) {
+						t.Skipf("CLI version %s is older than %s, which %s needs", cli, cell.since, cell.name)
+					}
 					m := &matrixRun{cliRun: newCLIRun(t, ""), f: f, row: row, stream: stream}
 					cell.run(t, m)
 					res := m.exec(matrixCommand[cell.name]...)

@@ -3,6 +3,7 @@ package valkey_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +51,19 @@ var faultEntries = []faultEntry{
 			return errors.New("stream info does not match the seeded stream")
 		}
 		return err
+	}},
+	{"query (list by pattern)", func(ctx context.Context, c *valkey.Client, stream string) error {
+		var groups []string
+		for g, err := range c.ListGroups(ctx, valkey.ListOptions{Match: stream}) {
+			if err != nil {
+				return err
+			}
+			groups = append(groups, g.Group.Name)
+		}
+		if !slices.Equal(groups, []string{"g"}) {
+			return fmt.Errorf("listed %q, want the seeded group", groups)
+		}
+		return nil
 	}},
 	{"group data source", func(ctx context.Context, c *valkey.Client, stream string) error {
 		g, _, err := c.GroupDetail(ctx, stream, "g")
