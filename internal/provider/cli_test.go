@@ -179,8 +179,8 @@ type cliResult struct {
 // exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath(),
 // VALKEY_PASSWORD empty, and env added (VALKEY_PASSWORD, say). For the commands that take them,
 // -no-color, and -json unless r.human, go right after the subcommand, as positional arguments
-// (a plan file) must come last; `show` prints JSON only when asked, and `state` and `import`
-// take neither.
+// (a plan file) must come last; `show` prints JSON only when asked, `import` takes -no-color
+// only, and `state` neither.
 func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResult {
 	var flags []string
 	switch args[0] {
@@ -189,7 +189,7 @@ func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResu
 		if !r.human {
 			flags = append(flags, "-json")
 		}
-	case "show":
+	case "show", "import":
 		flags = []string{"-no-color"}
 	}
 	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), slices.Concat(args[:1], flags, args[1:])...)

@@ -197,7 +197,7 @@ var badInputs = []struct {
 		if err := e.admin.XGroupCreateMkStream(context.Background(), e.stream, "other", "$").Err(); err != nil {
 			t.Fatal(err)
 		}
-		c := e.group(e.stream, "g", "new", `Cannot import non-existent remote object`)
+		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Found For Import.*has no consumer group "g" on stream`)
 		c.importID = e.stream + "/g"
 		return c
 	}},

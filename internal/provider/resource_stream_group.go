@@ -274,8 +274,55 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 			return
 		}
 	}
+	if !requireClient(r.data, &resp.Diagnostics) {
+		return
+	}
+	// Look the group up now, so that an ID that names no group says which stream and group were
+	// looked up (Terraform's own message names neither).
+	_, found, err := r.data.client.Group(ctx, stream, name)
+	switch {
+	case err != nil:
+		resp.Diagnostics.AddError("Consumer Group Not Imported", errorDetail(err, groupSubject(stream, name)))
+		return
+	case !found:
+		resp.Diagnostics.AddError("Consumer Group Not Found For Import", r.notFoundForImport(ctx, req.ID, stream, name))
+		return
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, importedGroup(stream, name))...)
 	resp.Diagnostics.Append(resp.Identity.Set(ctx, identityOf(stream, name))...)
+}
+
+// notFoundForImport says which group an import looked up and did not find, and, when another
+// reading of the same ID names a group that exists (a "/" in the name left unescaped:
+// "s/team/b" read as group "b" of stream "s/team"), names that group and its ID.
+func (r *streamGroupResource) notFoundForImport(ctx context.Context, id, stream, name string) string {
+	detail := fmt.Sprintf("The server at %s has no consumer group %q on stream %q", r.data.client.Addr(), name, stream)
+	if id != "" {
+		detail += fmt.Sprintf(" (the import ID %q read as stream %q and group %q: the last \"/\" separates them)", id, stream, name)
+	}
+	detail += ". Check the names, and the database in the provider's url."
+	for i := strings.Index(id, "/"); id != "" && i >= 0 && i < len(id)-1 && i < len(stream); i = nextSlash(id, i) {
+		otherStream, otherName := id[:i], id[i+1:]
+		if unescaped, err := unescapeName(otherName); err == nil {
+			otherName = unescaped
+		}
+		if _, found, err := r.data.client.Group(ctx, otherStream, otherName); err == nil && found {
+			detail += fmt.Sprintf(" Group %q of stream %q exists: if that is the group to import, use the ID %q, in which "+
+				"the name's \"/\" is written %%2F (or an import block with identity = { stream = %q, name = %q }).",
+				otherName, otherStream, groupID(otherStream, otherName), otherStream, otherName)
+			break
+		}
+	}
+	return detail
+}
+
+// nextSlash is the index of the next "/" in id after i, or -1.
+func nextSlash(id string, i int) int {
+	j := strings.Index(id[i+1:], "/")
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
 }
 
 // importedGroup is the state of a group taken under management as it is (an import, or a

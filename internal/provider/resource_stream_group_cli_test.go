@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -79,5 +81,132 @@ func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 		if err := checkGroupOnServer(rdb, stream, g); err != nil {
 			t.Errorf("after the rename: %v", err)
 		}
+	}
+}
+
+// TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts: the server runs XGROUP CREATE and its reply
+// is lost. The apply fails loudly, never reports an adoption, records nothing, and says what the
+// server shows; the command is not sent again. The next apply adopts the group, and its warning
+// allows that the group may be the first apply's own.
+func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.StartT(t)
+	rdb, stream := testAdmin(t, srv), testKey(t)
+	valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
+	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "XGROUP CREATE", Action: valkeytest.DropReply, Times: 1})
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
+
+	failed := r.run(false, "apply", "-auto-approve")
+	errs := findDiagnostic(failed, "error", "Consumer Group Outcome Unknown")
+	if len(errs) != 1 {
+		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost", "lost", stream, proxy.Addr()),
+		"cannot tell whether this apply created the group", "was not sent again",
+		fmt.Sprintf("shows group %q on stream %q, at last-delivered-id 0-0", "lost", stream), "Nothing was written to state",
+	} {
+		if !strings.Contains(unwrap(errs[0].Detail), want) {
+			t.Errorf("the error does not say %q: %s", want, errs[0].Detail)
+		}
+	}
+	expectWarning(t, failed, adoptedSummary, 0)
+	if groups := r.stateGroups(); len(groups) != 0 {
+		t.Errorf("state after the lost reply: %+v, want nothing", groups)
+	}
+	if calls := valkeytest.CommandCalls(t, rdb, "xgroup|create"); calls != 1 {
+		t.Errorf("XGROUP CREATE ran %d times in the first apply, want once", calls)
+	}
+
+	adopted := r.run(true, "apply", "-auto-approve")
+	expectWarning(t, adopted, adoptedSummary, 1, "at last-delivered-id 0-0", "an earlier apply whose reply was lost")
+	if g := r.stateGroup("test"); !g.Adopted {
+		t.Errorf("state after the second apply: %+v, want the group adopted", g)
+	}
+	if g, _, _ := serverGroup(rdb, stream, "lost"); g.LastDeliveredID != "0-0" {
+		t.Errorf("the group is at %s; the lost create started it at the head", g.LastDeliveredID)
+	}
+}
+
+// TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures: in the terminal, where reviewers read
+// a plan, every group that will replay, skip or be adopted has a warning of its own that names
+// it with its figures, for a module of 50 groups: Terraform folds warnings that share a summary
+// into "(and N more similar warnings elsewhere)", and the -json output (never folded) hides that.
+func TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures(t *testing.T) {
+	t.Parallel()
+	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
+	prefix := testKey(t)
+	small, big, fresh := prefix+":small", prefix+":big", prefix+":fresh"
+	valkeytest.XAdd(t, rdb, small, "1-1", "1-2", "1-3")
+	for i := range 1200 {
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}})
+	}
+	type group struct{ stream, start, want string }
+	groups := map[string]group{}
+	for i := range 50 {
+		name := fmt.Sprintf("g%02d", i)
+		switch {
+		case i < 10:
+			groups[name] = group{small, "head", "Will Replay 3 Entries"}
+		case i < 20:
+			groups[name] = group{big, "head", "Will Replay 1,200 Entries"}
+		case i < 35:
+			groups[name] = group{big, "new", "Will Skip 1,200 Entries"}
+		case i < 45:
+			if err := rdb.Do(ctx, "XGROUP", "CREATE", small, name, "1-2", "ENTRIESREAD", 2).Err(); err != nil {
+				t.Fatal(err)
+			}
+			groups[name] = group{small, "new", "Will Be Adopted, Lag 1"}
+		default:
+			groups[name] = group{fresh, "new", ""}
+		}
+	}
+	var config strings.Builder
+	config.WriteString(testAccProviderConfig(testServer(t)) + "locals {\n  groups = {\n")
+	for name, g := range groups {
+		fmt.Fprintf(&config, "    %s = { stream = %q, start = %q }\n", name, g.stream, g.start)
+	}
+	config.WriteString(`  }
+}
+
+resource "valkey_stream_group" "each" {
+  for_each    = local.groups
+  stream      = each.value.stream
+  name        = each.key
+  group_start = each.value.start
+}
+`)
+	r := newCLIRun(t, config.String())
+	r.human = true
+	plan := string(r.exec(ctx, nil, "plan").must(t, true).stdout)
+	if strings.Contains(plan, "more similar warning") {
+		t.Errorf("the plan folded warnings:\n%s", plan)
+	}
+	for name, g := range groups {
+		if g.want == "" {
+			continue
+		}
+		if line := fmt.Sprintf("Warning: Group %q of %q %s\n", name, g.stream, g.want); strings.Count(plan, line) != 1 {
+			t.Errorf("the plan does not show %q once", strings.TrimSpace(line))
+		}
+	}
+	if n := strings.Count(plan, fmt.Sprintf("Warning: Stream %q Will Be Created\n", fresh)); n != 1 {
+		t.Errorf("the plan says %d times that %s will be created, want once", n, fresh)
+	}
+
+	// apply prints the plan's previews, then those of the plan Terraform makes again as it
+	// applies: each group's two identical copies may fold into one, never another group's.
+	apply := string(r.exec(ctx, nil, "apply", "-auto-approve").must(t, true).stdout)
+	for name, g := range groups {
+		line := fmt.Sprintf("Warning: Group %q of %q %s\n", name, g.stream, g.want)
+		if strings.HasPrefix(g.want, "Will Be Adopted") {
+			line = fmt.Sprintf("Warning: Group %q of %q Adopted, Not Created\n", name, g.stream)
+		}
+		if g.want != "" && !strings.Contains(apply, line) {
+			t.Errorf("the apply does not show %q", strings.TrimSpace(line))
+		}
+	}
+	if folded := strings.Count(apply, "more similar warning"); folded > len(groups) {
+		t.Errorf("the apply folded %d warnings; only each group's repeated preview may fold", folded)
 	}
 }

@@ -416,3 +416,30 @@ func TestCLIStreamGroup_refreshRewritesOldIDs(t *testing.T) {
 		t.Errorf("id after refresh = %q, want %q", got, stream+"/team%2Fa")
 	}
 }
+
+// TestCLIStreamGroup_importOfAMissingGroupNamesWhatWasLookedUp: an import ID that names no group
+// says which stream and group were looked up, and when another reading of the same ID finds a
+// group (a "/" of the name left unescaped), names that group and the ID to use.
+func TestCLIStreamGroup_importOfAMissingGroupNamesWhatWasLookedUp(t *testing.T) {
+	t.Parallel()
+	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	if err := rdb.XGroupCreateMkStream(context.Background(), stream, "team/b", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "b", "new"))
+	res := r.exec(t.Context(), nil, "import", "valkey_stream_group.test", stream+"/team/b").must(t, false)
+	out := unwrap(strings.ReplaceAll(string(res.output()), "│", ""))
+	for _, want := range []string{
+		"Consumer Group Not Found For Import",
+		fmt.Sprintf("has no consumer group %q on stream %q", "b", stream+"/team"),
+		fmt.Sprintf("Group %q of stream %q exists", "team/b", stream),
+		fmt.Sprintf("use the ID %q", stream+"/team%2Fb"),
+	} {
+		if !strings.Contains(out, unwrap(want)) {
+			t.Errorf("import output does not say %q:\n%s", want, res.output())
+		}
+	}
+	if groups := r.stateGroups(); len(groups) != 0 {
+		t.Errorf("a failed import left %+v in state", groups)
+	}
+}
