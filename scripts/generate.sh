@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `make generate`: docs/ from templates/ and examples/ with tfplugindocs. The schema comes from
-# OpenTofu's `providers schema -json` (Terraform 1.5.7 does not export provider functions),
-# keyed by the short name tfplugindocs looks up.
+# Terraform 1.16.4's `providers schema -json`, which exports everything the provider serves
+# (provider functions, resource identities, list resources; Terraform 1.5.7 exports none of
+# them, OpenTofu 1.12 no list resources), keyed by the short name tfplugindocs looks up.
 # `scripts/generate.sh check` regenerates, validates, and fails when that changed docs/: the
 # docs gate of `make test` (on a clean clone, docs/ as committed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-scripts/setup.sh terraform tofu >/dev/null
-tofu=$(tool_path tofu "$TOFU_VERSION")
+DOCS_TERRAFORM_VERSION=1.16.4
+scripts/setup.sh "terraform@$DOCS_TERRAFORM_VERSION" >/dev/null
+terraform=$(tool_path terraform "$DOCS_TERRAFORM_VERSION")
 work=$(mktemp -d -t valkey-docs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -16,7 +18,7 @@ go build -o "$work/plugins/terraform-provider-valkey" .
 cat >"$work/cli.tfrc" <<CFG
 provider_installation {
   dev_overrides {
-    "registry.opentofu.org/echomq/valkey" = "$work/plugins"
+    "registry.terraform.io/echomq/valkey" = "$work/plugins"
   }
   direct {}
 }
@@ -24,11 +26,11 @@ CFG
 mkdir -p "$work/config" "$work/bin"
 cp -r docs "$work/docs-before"
 printf 'terraform {\n  required_providers {\n    valkey = { source = "echomq/valkey" }\n  }\n}\n' >"$work/config/main.tf"
-TF_CLI_CONFIG_FILE="$work/cli.tfrc" "$tofu" -chdir="$work/config" providers schema -json \
-  | sed 's#"registry.opentofu.org/echomq/valkey"#"valkey"#' >"$work/schema.json"
+TF_CLI_CONFIG_FILE="$work/cli.tfrc" "$terraform" -chdir="$work/config" providers schema -json \
+  | sed 's#"registry.terraform.io/echomq/valkey"#"valkey"#' >"$work/schema.json"
 
 # tfplugindocs looks for a terraform on PATH even with a schema file; give it the cached one.
-ln -s "$(tool_path terraform "$TERRAFORM_VERSION")" "$work/bin/terraform"
+ln -s "$terraform" "$work/bin/terraform"
 PATH="$work/bin:$PATH" go tool tfplugindocs generate --provider-name valkey --rendered-provider-name Valkey \
   --providers-schema "$work/schema.json" >"$work/generate.log" 2>&1 \
   || { cat "$work/generate.log"; exit 1; }
