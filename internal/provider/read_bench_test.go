@@ -38,12 +38,18 @@ func BenchmarkStreamGroupRead(b *testing.B) {
 		"adopted":     tftypes.NewValue(tftypes.Bool, false),
 	})
 	state := tfsdk.State{Schema: sr.Schema, Raw: raw}
+	// Read sets the identity when the prior state has none, as states written before 1.12 have.
+	var ir resource.IdentitySchemaResponse
+	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &ir)
+	noIdentity := func() *tfsdk.ResourceIdentity {
+		return &tfsdk.ResourceIdentity{Schema: ir.IdentitySchema, Raw: tftypes.NewValue(ir.IdentitySchema.Type().TerraformType(ctx), nil)}
+	}
 
 	b.Run("read", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			resp := resource.ReadResponse{State: state}
-			r.Read(ctx, resource.ReadRequest{State: state}, &resp)
+			resp := resource.ReadResponse{State: state, Identity: noIdentity()}
+			r.Read(ctx, resource.ReadRequest{State: state, Identity: noIdentity()}, &resp)
 			if resp.Diagnostics.HasError() || resp.State.Raw.IsNull() {
 				b.Fatalf("Read: %v", resp.Diagnostics)
 			}

@@ -214,7 +214,7 @@ var matrixCells = []matrixCell{
 		if err := json.Unmarshal(readState(t, m.cliRun), &state); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := state.Outputs["slot"].Value, int(valkey.HashSlot(m.stream)); got != want {
+		if got, want := state.Outputs["slot"].Value, valkey.HashSlot(m.stream); got != want {
 			t.Errorf("hash_slot = %d, want %d", got, want)
 		}
 	}},

@@ -120,12 +120,11 @@ func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, G
 		}
 		return outcome, Group{}, unconfirmed
 	}
-	g, found := FindGroup(groups, group)
-	if info.Err() != nil || parseErr != nil || !found {
-		// The group is in place; only the read-back failed. Report the outcome without info.
-		return outcome, Group{Name: group}, nil
+	if g, found := FindGroup(groups, group); found && info.Err() == nil && parseErr == nil {
+		return outcome, g, nil
 	}
-	return outcome, g, nil
+	// The group is in place; only the read-back failed. Report the outcome without info.
+	return outcome, Group{Name: group}, nil
 }
 
 // doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group

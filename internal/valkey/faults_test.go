@@ -58,7 +58,7 @@ var faultEntries = []faultEntry{
 			if err != nil {
 				return err
 			}
-			groups = append(groups, g.Group.Name)
+			groups = append(groups, g.Name)
 		}
 		if !slices.Equal(groups, []string{"g"}) {
 			return fmt.Errorf("listed %q, want the seeded group", groups)

@@ -36,7 +36,9 @@ func startReplyServer(tb testing.TB) *replyServer {
 				defer func() { _ = conn.Close() }()
 				// The blob, then the end of the stream: a client waiting for more reads EOF at once.
 				_, _ = conn.Write(blob)
-				_ = conn.(*net.TCPConn).CloseWrite()
+				if tcp, ok := conn.(*net.TCPConn); ok {
+					_ = tcp.CloseWrite()
+				}
 				_, _ = io.Copy(io.Discard, conn)
 			}()
 		}

@@ -194,7 +194,6 @@ type proxyConn struct {
 
 	mu        sync.Mutex
 	answered  bool // the proxy wrote to the client since the client last wrote
-	cut       bool
 	trip      []string
 	tripBegun bool
 }

@@ -56,7 +56,8 @@ func SeedGroupWithUnknownLag(tb testing.TB, rdb redis.UniversalClient, stream st
 }
 
 // XInfoGroups is XINFO GROUPS as the server sends it, one field -> value map per group, with
-// the nils the server reports (go-redis's XInfoGroups turns a nil lag into 0).
+// the nils the server reports (go-redis's XInfoGroups turns a nil entries-read into 0, and a
+// nil lag into -1).
 func XInfoGroups(tb testing.TB, rdb redis.UniversalClient, stream string) []map[string]any {
 	tb.Helper()
 	raw, err := rdb.Do(context.Background(), "XINFO", "GROUPS", stream).Slice()
