@@ -89,7 +89,7 @@ func parseDuration(v string) (time.Duration, error) {
 }
 
 // startDeclared fails a configuration whose group_start is null, as configuration generated
-// by an import or a query writes it (`group_start = null # REQUIRED`): the start is declared,
+// by an import or a query writes it (`group_start = null`): the start is declared,
 // never guessed, so the error says what each choice does.
 type startDeclared struct{}
 
