@@ -115,15 +115,15 @@ say "$(basename "$cli") apply tfplan: what apply did"
 # Terraform plans each resource again during apply and prints that plan's warnings a second
 # time; the demo shows the plan once (above) and here what apply did, with apply's own warnings.
 tf apply -no-color tfplan 2>&1 | quiet_overrides | awk '
-  /^Warning: (New Group Will|Consumer Group Will Be|Stream Will Be|Replay Check|Plan-Time)/ { skip = 1; next }
-  /^(Warning|Error):|^Apply complete|^Outputs:|^valkey_stream_group/                        { skip = 0 }
+  /^Warning: (Group ".*" of ".*" Will |Stream ".*" Will Be|Replay Check|Plan-Time)/ { skip = 1; next }
+  /^(Warning|Error):|^Apply complete|^Outputs:|^valkey_stream_group/               { skip = 0 }
   !skip'
 
 say "The groups as the server sees them (XINFO GROUPS $stream)"
 show_groups
 
 say "$(basename "$cli") destroy"
-tf destroy -auto-approve -no-color 2>&1 | quiet_overrides | awk '/^Warning: Consumer Group (Left|Will Stay) On Server/ { w = 1 } w || /Destroy complete|Destruction complete/ { print } /^$/ && w && ++blank == 2 { w = 0; blank = 0 }'
+tf destroy -auto-approve -no-color 2>&1 | quiet_overrides | awk '/^Warning: Group ".*" of ".*" (Left|Will Stay) On Server/ { w = 1 } w || /Destroy complete|Destruction complete/ { print } /^$/ && w && ++blank == 2 { w = 0; blank = 0 }'
 
 say "After destroy, the groups and entries are still there"
 show_groups
