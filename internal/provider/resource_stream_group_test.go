@@ -369,7 +369,7 @@ func TestAccStreamGroup_importErrors(t *testing.T) {
 		{"no-slash-here", `Invalid Import ID.*not of the form <stream>/<name>`},
 		{stream + "/", `Invalid Import ID`},
 		{"/billing", `Invalid Import ID`},
-		{stream + "/does-not-exist", `Cannot import non-existent remote object`},
+		{stream + "/does-not-exist", `(?s)Consumer Group Not Found For Import.*has no consumer group "does-not-exist"`},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			t.Parallel()

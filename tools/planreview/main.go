@@ -226,13 +226,13 @@ func classify(d diagnostic) kind {
 		return kindReplay
 	case strings.Contains(s, "skip"):
 		return kindSkip
+	case strings.Contains(s, "will not move"): // before adopt: a start change adopts the group
+		return kindStartChange
 	case strings.Contains(s, "adopt"):
 		return kindAdopt
-	case strings.Contains(s, "will not move"):
-		return kindStartChange
 	case strings.Contains(s, "on server"):
 		return kindStays
-	case strings.Contains(s, "stream will be created"):
+	case strings.Contains(s, "will be created"): // `Stream "s" Will Be Created`
 		return kindStreamCreated
 	}
 	return kindOther

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// The review is also tested on real plans of every CLI in the matrix, by
-// TestCLIPlanReview_* in internal/provider; these tests pin what those cannot reach: wording
-// old and new, missing addresses, and ordering at scale.
+// The review is also tested on real plans of every CLI in the matrix, by TestCLIPipeline_* in
+// internal/provider; these tests pin what those cannot reach: every summary the provider
+// writes, missing addresses, and ordering at scale.
 
 const stream = "emq:{orders}:stream:main"
 
@@ -33,7 +33,10 @@ func changeLine(address, action string) string {
 
 func addr(name string) string { return fmt.Sprintf("valkey_stream_group.g[%q]", name) }
 
-// replayDetail is the detail the provider gives a head group (v0.1.0 development wording).
+// summary is a per-group summary as the provider writes it: the group and stream, then what.
+func summary(name, what string) string { return fmt.Sprintf("Group %q of %q %s", name, stream, what) }
+
+// replayDetail is the detail the provider gives a head group.
 func replayDetail(name string, n string) string {
 	return fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s entries "+
 		"already in the stream, from 1-0 to 9-0, and its consumers will process every one of them.", name, stream, n)
@@ -61,26 +64,29 @@ func rows(md string) []string {
 	return out
 }
 
-func TestClassify_OldAndNewWordingAlike(t *testing.T) {
+// TestClassify_TheProvidersSummaries: every per-group summary the provider writes (each names
+// its group and stream) sorts into its row, and names in quotes are never read as words.
+func TestClassify_TheProvidersSummaries(t *testing.T) {
+	g := `Group "billing" of "` + stream + `" `
 	for _, tc := range []struct {
 		summary, detail string
 		want            kind
 		entries         int64 // -1: none
 	}{
-		{"New Group Will Replay Existing Entries", replayDetail("billing", "12,000,000"), kindReplay, 12000000},
-		{`Group "billing" of "` + stream + `" Will Replay 12,000,000 Entries`, "Apply will hand it 12,000,000 entries.", kindReplay, 12000000},
-		{"New Group Will Skip Existing Entries", "so the 1 entry already in the stream will never be delivered", kindSkip, 1},
-		{`Group "billing" of "` + stream + `" Will Skip 3 Entries`, "", kindSkip, 3},
-		{"New Group Will Replay Or Skip Existing Entries", "which holds the 7 entries already in the stream", kindReplayOrSkip, 7},
-		{`Group "billing" of "` + stream + `" Will Replay Or Skip 7 Entries`, "", kindReplayOrSkip, 7},
-		{"Consumer Group Will Be Adopted", "It is at last-delivered-id 5-0 with lag 3.", kindAdopt, -1},
-		{`Group "billing" of "` + stream + `" Will Be Adopted`, "", kindAdopt, -1},
-		{"Consumer Group Will Stay On Server", "", kindStays, -1},
-		{`Group "billing" of "` + stream + `" Will Stay On Server`, "", kindStays, -1},
-		{"Group Start Change Will Not Move the Group", "", kindStartChange, -1},
-		{"Stream Will Be Created", "", kindStreamCreated, -1},
+		{g + "Will Replay 12,000,000 Entries", replayDetail("billing", "12,000,000"), kindReplay, 12000000},
+		{g + "Will Replay 1 Entry", "", kindReplay, 1},
+		{g + "Will Skip 3 Entries", "", kindSkip, 3},
+		{g + "Will Replay Or Skip 7 Entries", "", kindReplayOrSkip, 7},
+		{g + "Will Be Adopted, Lag 3", "It is at last-delivered-id 5-0 with lag 3.", kindAdopt, -1},
+		{g + "Will Be Adopted, Lag Unknown", "", kindAdopt, -1},
+		{g + "Adopted, Not Created", "", kindAdopt, -1},
+		{g + "Will Stay On Server", "", kindStays, -1},
+		{g + "Left On Server", "", kindStays, -1},
+		{"Replaced " + g + "Will Stay On Server", "", kindStays, -1},
+		{g + "Will Not Move: Start Change Adopts It", "", kindStartChange, -1},
+		{`Stream "` + stream + `" Will Be Created`, "", kindStreamCreated, -1},
 		// Names in quotes are not words: a stream called "replay-skip" adopted is an adoption.
-		{`Group "skip" of "replay:2,000 entries" Will Be Adopted`, "", kindAdopt, -1},
+		{`Group "skip" of "replay:2,000 entries" Will Be Adopted, Lag 0`, "", kindAdopt, -1},
 		{"Something New", "", kindOther, -1},
 	} {
 		r := mustRead(t, changeLine(addr("billing"), "create"), diagLine("warning", tc.summary, tc.detail, addr("billing")))
@@ -98,12 +104,12 @@ func TestClassify_OldAndNewWordingAlike(t *testing.T) {
 func TestMarkdown_WhatAReviewerMustSeeComesFirst(t *testing.T) {
 	md := mustRead(t,
 		changeLine(addr("quiet"), "create"),
-		changeLine(addr("small"), "create"), diagLine("warning", "New Group Will Replay Existing Entries", replayDetail("small", "3"), addr("small")),
-		changeLine(addr("skipper"), "create"), diagLine("warning", "New Group Will Skip Existing Entries", "the 40 entries already", addr("skipper")),
-		changeLine(addr("adopted"), "create"), diagLine("warning", "Consumer Group Will Be Adopted", "lag 0", addr("adopted")),
-		changeLine(addr("big"), "create"), diagLine("warning", "New Group Will Replay Existing Entries", replayDetail("big", "12,000,000"), addr("big")),
-		changeLine(addr("unknown"), "create"), diagLine("warning", "New Group Will Replay Or Skip Existing Entries", "the 5 entries", addr("unknown")),
-		changeLine(addr("gone"), "delete"), diagLine("warning", "Consumer Group Will Stay On Server", "", addr("gone")),
+		changeLine(addr("small"), "create"), diagLine("warning", summary("small", "Will Replay 3 Entries"), replayDetail("small", "3"), addr("small")),
+		changeLine(addr("skipper"), "create"), diagLine("warning", summary("skipper", "Will Skip 40 Entries"), "the 40 entries already", addr("skipper")),
+		changeLine(addr("adopted"), "create"), diagLine("warning", summary("adopted", "Will Be Adopted, Lag 0"), "lag 0", addr("adopted")),
+		changeLine(addr("big"), "create"), diagLine("warning", summary("big", "Will Replay 12,000,000 Entries"), replayDetail("big", "12,000,000"), addr("big")),
+		changeLine(addr("unknown"), "create"), diagLine("warning", summary("unknown", "Will Replay Or Skip 5 Entries"), "the 5 entries", addr("unknown")),
+		changeLine(addr("gone"), "delete"), diagLine("warning", summary("gone", "Will Stay On Server"), "", addr("gone")),
 		diagLine("error", "Consumer Group Cannot Be Created", "Key \"k\" holds a string.", addr("broken")),
 	).markdown()
 
@@ -140,7 +146,7 @@ func TestMarkdown_CheckSkippedIsQuotedFirstAndNothingReadsAsChecked(t *testing.T
 	md := mustRead(t,
 		changeLine(addr("a"), "create"), changeLine(addr("b"), "create"), changeLine(addr("old"), "delete"),
 		diagLine("warning", "Plan-Time Group Check Skipped", "The provider could not ask the server.\n\n"+cause, addr("a")),
-		diagLine("warning", "Consumer Group Will Stay On Server", "", addr("old")),
+		diagLine("warning", summary("old", "Will Stay On Server"), "", addr("old")),
 	).markdown()
 	if !strings.Contains(strings.SplitN(md, "\n", 4)[2], "**plan-time check skipped**") {
 		t.Errorf("the headline does not say the check was skipped:\n%s", md)
@@ -156,7 +162,7 @@ func TestMarkdown_CheckSkippedIsQuotedFirstAndNothingReadsAsChecked(t *testing.T
 }
 
 func TestRead_AddressFromTheBlockWhenTheCLIGivesNone(t *testing.T) {
-	line := `{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"New Group Will Skip Existing Entries",` +
+	line := `{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"Group \"billing\" of \"s\" Will Skip 2 Entries",` +
 		`"detail":"the 2 entries","snippet":{"context":"resource \"valkey_stream_group\" \"billing\"","code":"x"}}}`
 	r := mustRead(t, line, diagLine("warning", "Provider development overrides are in effect", "", ""),
 		diagLine("error", "Invalid Valkey URL", "The URL has no host.", ""))
@@ -178,7 +184,7 @@ func TestMarkdown_FiftyGroupsStayReadable(t *testing.T) {
 		name := fmt.Sprintf("svc%02d", i)
 		lines = append(lines, changeLine(addr(name), "create"))
 		if i%10 == 0 { // five replays of different sizes, the other 45 quiet
-			lines = append(lines, diagLine("warning", "New Group Will Replay Existing Entries", replayDetail(name, fmt.Sprint(i*1000)), addr(name)))
+			lines = append(lines, diagLine("warning", summary(name, fmt.Sprintf("Will Replay %d Entries", i*1000)), replayDetail(name, fmt.Sprint(i*1000)), addr(name)))
 		}
 	}
 	md := mustRead(t, lines...).markdown()
