@@ -192,6 +192,7 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	valkeytest.WaitLoaded(t, rdb) // the AOF replays after the restart
 	inState := r.stateGroups()
 	onServer, total, err := serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
 	if err != nil {

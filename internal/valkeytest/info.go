@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -72,4 +73,21 @@ func (s *Server) info(section string) map[string]string {
 	defer func() { _ = rdb.Close() }()
 	info, _ := Info(context.Background(), rdb, section)
 	return info
+}
+
+// WaitLoaded waits until the server rdb talks to has loaded its dataset (INFO persistence
+// loading:0): a restarted server answers PING, or NOAUTH, before it serves data commands.
+func WaitLoaded(tb testing.TB, rdb redis.UniversalClient) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := Info(context.Background(), rdb, "persistence")
+		if err == nil && info["loading"] == "0" {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the server did not finish loading within 30s (loading=%q, err %v)", info["loading"], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
