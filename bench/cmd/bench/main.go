@@ -31,31 +31,39 @@ import (
 var ops = []string{"apply", "plan", "destroy"}
 
 type config struct {
-	sizes       []int
-	rssSizes    []int
-	reps        int
-	parallelism int
-	terraform   string
-	outDir      string
-	report      string
-	notes       string
-	pprof       bool
+	sizes          []int
+	rssSizes       []int
+	querySizes     []int
+	reps           int
+	parallelism    int
+	terraform      string
+	queryTerraform string
+	only           string
+	outDir         string
+	report         string
+	notes          string
+	pprof          bool
 }
 
 func main() {
 	home, _ := os.UserHomeDir()
 	var (
-		cfg      config
-		sizes    string
-		rssSizes string
-		quick    bool
+		cfg        config
+		sizes      string
+		rssSizes   string
+		querySizes string
+		quick      bool
 	)
 	flag.StringVar(&sizes, "sizes", "100,500,1000", "comma-separated N (groups); each runs with K = N/10 and K = N streams")
 	flag.StringVar(&rssSizes, "rss-sizes", "1000,2500", "comma-separated N for the peak-RSS series (K = N/10, one run each); empty skips it")
+	flag.StringVar(&querySizes, "query-sizes", "2500,10000", "comma-separated N for the terraform query scenario (N streams, 3 groups each, listed by pattern); empty skips it")
 	flag.IntVar(&cfg.reps, "reps", 3, "timed repetitions of apply, plan, destroy per subject and shape; 0 skips the timed runs and round trips")
-	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250, no report unless -report is given")
+	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250 -query-sizes 250,1000, no report unless -report is given")
 	flag.IntVar(&cfg.parallelism, "parallelism", 10, "terraform -parallelism")
 	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.5.7"), "Terraform 1.5.7 binary (make bench passes the one scripts/setup.sh built)")
+	flag.StringVar(&cfg.queryTerraform, "query-terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.16.4"),
+		"Terraform 1.14 or later, for the query scenario (make bench passes the 1.16.4 that scripts/setup.sh built)")
+	flag.StringVar(&cfg.only, "only", "", "run one scenario alone: query (the report's query section is replaced, the rest kept)")
 	flag.StringVar(&cfg.outDir, "out", "out", "work directory for binaries, configurations, state and profiles (gitignored)")
 	flag.StringVar(&cfg.report, "report", "BENCHMARKS.md", "report to write; empty writes none")
 	flag.StringVar(&cfg.notes, "notes", "notes.md", "hand-written analysis appended to the report when the file exists")
@@ -65,6 +73,9 @@ func main() {
 		sizes, cfg.reps = "100", 1
 		if !isFlagSet("rss-sizes") {
 			rssSizes = "100,250"
+		}
+		if !isFlagSet("query-sizes") {
+			querySizes = "250,1000"
 		}
 		if !isFlagSet("report") {
 			cfg.report = ""
@@ -78,8 +89,26 @@ func main() {
 	if !slices.IsSorted(cfg.rssSizes) {
 		fatalf("-rss-sizes must be in increasing order")
 	}
+	cfg.querySizes = parseSizes("query-sizes", querySizes)
+	if !slices.IsSorted(cfg.querySizes) {
+		fatalf("-query-sizes must be in increasing order")
+	}
 	if cfg.reps < 0 {
 		fatalf("-reps must be 0 or more")
+	}
+	switch cfg.only {
+	case "":
+	case "query":
+		if len(cfg.querySizes) == 0 {
+			fatalf("-only query needs -query-sizes")
+		}
+	default:
+		fatalf("-only %q: the one scenario that runs alone is query", cfg.only)
+	}
+	if len(cfg.querySizes) > 0 {
+		if err := checkQueryTerraform(cfg.queryTerraform); err != nil {
+			fatalf("%v", err)
+		}
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
@@ -147,6 +176,9 @@ func run(ctx context.Context, cfg config) error {
 	defer rdb.Close()
 	env := machineInfo(cfg, tf)
 	logf("%s; valkey-server on %s", env.summary(), srv.Addr())
+	if cfg.only == "query" {
+		return queryAlone(ctx, cfg, out, tf, srv, rdb)
+	}
 
 	var shapes []shape
 	for _, n := range cfg.sizes {
@@ -214,6 +246,11 @@ func run(ctx context.Context, cfg config) error {
 	res.logCheck = &check
 	if res.rpcTable, err = rpcReproduction(ctx, bins.rpcrss); err != nil {
 		return err
+	}
+	if len(cfg.querySizes) > 0 {
+		if res.query, err = runQuery(ctx, cfg, out, tf, srv, rdb); err != nil {
+			return err
+		}
 	}
 
 	if cfg.pprof {

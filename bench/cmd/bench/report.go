@@ -123,6 +123,7 @@ type results struct {
 	rss      map[rssKey]opResult
 	logCheck *logCheck
 	rpcTable string // bench/cmd/rpcrss's output
+	query    *queryResults
 }
 
 type profileTop struct {
@@ -208,15 +209,20 @@ func (r *results) rssMiB(k sampleKey) spread {
 
 // commands is the median count of each command over the repetitions.
 func (r *results) commands(k sampleKey) (total float64, by map[string]float64) {
+	return medianCommands(r.cmds[k])
+}
+
+// medianCommands is the median of the total and of each command's count over runs.
+func medianCommands(runs []map[string]int64) (total float64, by map[string]float64) {
 	by = map[string]float64{}
 	names := map[string]bool{}
-	for _, c := range r.cmds[k] {
+	for _, c := range runs {
 		for n := range c {
 			names[n] = true
 		}
 	}
 	var totals []float64
-	for _, c := range r.cmds[k] {
+	for _, c := range runs {
 		var t int64
 		for _, v := range c {
 			t += v
@@ -225,7 +231,7 @@ func (r *results) commands(k sampleKey) (total float64, by map[string]float64) {
 	}
 	for n := range names {
 		var xs []float64
-		for _, c := range r.cmds[k] {
+		for _, c := range runs {
 			xs = append(xs, float64(c[n]))
 		}
 		by[n] = summarize(xs).med
@@ -287,6 +293,11 @@ func (r *results) markdown(cfg config) rendered {
 		for _, p := range r.profiles {
 			fmt.Fprintf(&f, "<details><summary>%s</summary>\n\n```\n%s```\n\n</details>\n\n", p.title, p.top)
 		}
+	}
+	if r.query != nil {
+		section := r.query.markdown()
+		tables += "\n" + section
+		f.WriteString("\n" + section)
 	}
 	if b, err := os.ReadFile(cfg.notes); err == nil {
 		f.WriteString("\n")

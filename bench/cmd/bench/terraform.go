@@ -70,6 +70,9 @@ type opResult struct {
 	RSSKiB    int64         // peak RSS of the largest provider process; 0 for the core floor
 	Plugins   int           // provider processes started
 	PluginCPU time.Duration // user+sys of the provider processes alone
+	// TreeRSSKiB is wait4's maxrss for Terraform: the largest peak of Terraform and of every
+	// process it waited for, so Terraform's own peak whenever it is above RSSKiB.
+	TreeRSSKiB int64
 }
 
 // terraform runs the CLI with a controlled environment.
@@ -98,8 +101,8 @@ func (tf *terraform) env(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// run runs `terraform <op>` in dir and measures it. op is apply, plan or destroy; a plan must
-// report no changes.
+// run runs `terraform <op>` in dir and measures it. op is apply, plan, destroy or query (with
+// -json); a plan must report no changes.
 func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string) (opResult, error) {
 	res, _, err := tf.runOutput(ctx, dir, op, extraEnv...)
 	return res, err
@@ -107,12 +110,14 @@ func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string
 
 // runOutput is run that also returns what Terraform wrote (stdout and stderr together).
 func (tf *terraform) runOutput(ctx context.Context, dir, op string, extraEnv ...string) (opResult, []byte, error) {
-	args := []string{op, "-input=false", "-no-color", "-parallelism=" + strconv.Itoa(tf.parallelism)}
+	args := []string{op, "-no-color"}
 	switch op {
 	case "apply", "destroy":
-		args = append(args, "-auto-approve")
+		args = append(args, "-input=false", "-parallelism="+strconv.Itoa(tf.parallelism), "-auto-approve")
 	case "plan":
-		args = append(args, "-detailed-exitcode")
+		args = append(args, "-input=false", "-parallelism="+strconv.Itoa(tf.parallelism), "-detailed-exitcode")
+	case "query":
+		args = append(args, "-json")
 	}
 	rssLog := filepath.Join(dir, "rss.log")
 	_ = os.Remove(rssLog)
@@ -137,6 +142,7 @@ func (tf *terraform) runOutput(ctx context.Context, dir, op string, extraEnv ...
 	res := opResult{Wall: wall}
 	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		res.CPU = time.Duration(u.Utime.Nano() + u.Stime.Nano())
+		res.TreeRSSKiB = u.Maxrss
 	}
 	res.RSSKiB, res.Plugins, res.PluginCPU = readRSSLog(rssLog)
 	return res, out.Bytes(), nil
