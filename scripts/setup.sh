@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 GOLANGCI_LINT_VERSION=2.15.0
 GORELEASER_VERSION=2.15.1
-LOG=$PWD/build/setup.log
+LOG=${SETUP_LOG:-$PWD/build/setup.log} # a background install (scripts/test.sh) writes its own
 mkdir -p build
 
 log() { printf 'setup: %s\n' "$*" >&2; }
