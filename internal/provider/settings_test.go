@@ -185,10 +185,10 @@ func TestAddSettingsError_NamesTheAttributeOfEveryField(t *testing.T) {
 // TestQueryAdvice_NamesTheSettingOfEachParameter: a URL refused for its query names, for each
 // parameter, the setting that replaces it.
 func TestQueryAdvice_NamesTheSettingOfEachParameter(t *testing.T) {
-	_, err := valkey.ParseURL("valkey://127.0.0.1:6379/0?read_timeout=1s&skip_verify=true&protocol=3&pool_size=9")
+	_, err := valkey.ParseURL("valkey://127.0.0.1:6379/0?read_timeout=1s&skip_verify=true&protocol=3&min_idle_conns=9")
 	advice := queryAdvice(err)
 	for _, want := range []string{"read_timeout: the command_timeout attribute", "skip_verify: the tls.insecure_skip_verify attribute",
-		"protocol: nothing: the provider always speaks RESP2", "pool_size: no provider setting"} {
+		"protocol: nothing: the provider always speaks RESP2", "min_idle_conns: no provider setting"} {
 		if !strings.Contains(advice, want) {
 			t.Errorf("advice %q does not say %q", advice, want)
 		}
