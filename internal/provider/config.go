@@ -1,255 +1,246 @@
 package provider
 
 import (
-	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// Environment variables read when an attribute is not set.
-const (
-	envURL               = "VALKEY_URL"
-	envUsername          = "VALKEY_USERNAME"
-	envPassword          = "VALKEY_PASSWORD"
-	envDB                = "VALKEY_DB"
-	envDialTimeout       = "VALKEY_DIAL_TIMEOUT"
-	envCommandTimeout    = "VALKEY_COMMAND_TIMEOUT"
-	envMaxRetries        = "VALKEY_MAX_RETRIES"
-	envMinReplicaAcks    = "VALKEY_MIN_REPLICA_ACKS"
-	envReplicaAckTimeout = "VALKEY_REPLICA_ACK_TIMEOUT"
+// resolvedSettings are the provider's settings, resolved.
+type resolvedSettings struct {
+	options   valkey.Options
+	urlSource string   // where the URL came from, for errors about it
+	unknown   []string // the settings not known yet (they depend on values known only after apply)
+}
 
-	envTLSCACert             = "VALKEY_TLS_CA_CERT"
-	envTLSCert               = "VALKEY_TLS_CERT"
-	envTLSKey                = "VALKEY_TLS_KEY"
-	envTLSCACertFile         = "VALKEY_TLS_CA_CERT_FILE"
-	envTLSCertFile           = "VALKEY_TLS_CERT_FILE"
-	envTLSKeyFile            = "VALKEY_TLS_KEY_FILE"
-	envTLSServerName         = "VALKEY_TLS_SERVER_NAME"
-	envTLSInsecureSkipVerify = "VALKEY_TLS_INSECURE_SKIP_VERIFY"
+// modes are the three ways to reach the server, of which one is read: a single server (url), a
+// cluster, or a primary found through Sentinel.
+var modes = []string{"url", "cluster", "sentinel"}
 
-	envClusterAddresses = "VALKEY_CLUSTER_ADDRESSES"
-
-	envSentinelMasterName = "VALKEY_SENTINEL_MASTER_NAME"
-	envSentinelAddresses  = "VALKEY_SENTINEL_ADDRESSES"
-	envSentinelUsername   = "VALKEY_SENTINEL_USERNAME"
-	envSentinelPassword   = "VALKEY_SENTINEL_PASSWORD"
-)
-
-// resolver picks each setting: the attribute, then its environment variable; what neither
-// sets stays zero, and internal/valkey applies the default. Unknown attributes are recorded by
-// name (a client made from such options never dials), and so are variables that do not parse.
+// resolver reads each row of settings: the attribute, then its environment variable; what
+// neither sets stays zero, and internal/valkey applies the default. Unknown attributes are
+// recorded by name (no client is made from them), and variables that do not parse are errors.
 type resolver struct {
-	ctx     context.Context
+	config  types.Object // the provider configuration
 	getenv  func(string) string
+	options valkey.Options
 	unknown []string
-	envUsed int // how many variables were read with a value: tls uses it to see any VALKEY_TLS_* set
 	diags   diag.Diagnostics
 }
 
-// env reads a variable and remembers that it was used.
-func (r *resolver) env(name string) string {
-	v := r.getenv(name)
-	if v != "" {
-		r.envUsed++
+// resolveSettings resolves every setting of the provider configuration and says where the URL
+// came from. The settings of url, cluster and sentinel are read only for the one that mode
+// chooses, after the others.
+func resolveSettings(config types.Object, getenv func(string) string) (resolvedSettings, diag.Diagnostics) {
+	r := &resolver{config: config, getenv: getenv}
+	for _, s := range settings {
+		if modeOf(s) == "" {
+			r.resolve(s)
+		}
+	}
+	mode := r.mode()
+	for _, s := range settings {
+		if modeOf(s) == mode {
+			r.resolve(s)
+		}
+	}
+	return resolvedSettings{options: r.options, urlSource: r.urlSource(mode), unknown: r.unknown}, r.diags
+}
+
+// modeOf is the mode whose settings s is one of, or "" for a setting every mode reads.
+func modeOf(s setting) string {
+	top, _, _ := strings.Cut(s.name, ".")
+	if slices.Contains(modes, top) {
+		return top
+	}
+	return ""
+}
+
+// mode chooses what is read: the cluster or the sentinel attribute when one is set (cluster
+// first); without them or a url attribute, the variable that chooses one; else url.
+func (r *resolver) mode() string {
+	urlSet := r.attribute("url") != nil
+	switch {
+	case r.set("cluster") || (!urlSet && r.attribute("sentinel") == nil && r.getenv(envOf("cluster")) != ""):
+		return "cluster"
+	case r.set("sentinel") || (!urlSet && r.getenv(envOf("sentinel")) != ""):
+		return "sentinel"
+	}
+	return "url"
+}
+
+// urlSource names where the URL came from, for errors about it.
+func (r *resolver) urlSource(mode string) string {
+	url := r.attribute("url")
+	switch {
+	case mode != "url":
+		return "the " + mode + " attribute"
+	case url == nil && r.options.URL != "":
+		return "the " + envOf("url") + " environment variable"
+	case r.options.URL == "" && (url == nil || !url.IsUnknown()):
+		return "the default, " + valkey.DefaultURL
+	}
+	return "the url attribute"
+}
+
+// attribute is the configured value of the setting name, or nil when it is null or an object
+// on the way is null or unknown (that object's own row records it).
+func (r *resolver) attribute(name string) attr.Value {
+	object := r.config
+	parts := strings.Split(name, ".")
+	for _, part := range parts[:len(parts)-1] {
+		nested, ok := object.Attributes()[part].(types.Object)
+		if !ok || nested.IsNull() || nested.IsUnknown() {
+			return nil
+		}
+		object = nested
+	}
+	v := object.Attributes()[parts[len(parts)-1]]
+	if v == nil || v.IsNull() {
+		return nil
 	}
 	return v
 }
 
-// known reports whether value can be read; an unknown one is recorded under name.
-func (r *resolver) known(name string, value unknowable) bool {
-	if value.IsUnknown() {
+// set reports whether the attribute name is set; an unknown one is recorded and is not.
+func (r *resolver) set(name string) bool {
+	v := r.attribute(name)
+	if v != nil && v.IsUnknown() {
+		r.recordUnknown(name)
+		return false
+	}
+	return v != nil
+}
+
+func (r *resolver) recordUnknown(name string) {
+	if !slices.Contains(r.unknown, name) {
 		r.unknown = append(r.unknown, name)
-		return false
 	}
-	return true
 }
 
-type unknowable interface{ IsUnknown() bool }
-
-func (r *resolver) str(name string, attr types.String, env string) string {
-	switch {
-	case !r.known(name, attr):
-		return ""
-	case !attr.IsNull():
-		return attr.ValueString()
-	}
-	return r.env(env)
-}
-
-func (r *resolver) list(name string, attr types.List, env string) []string {
-	switch {
-	case !r.known(name, attr):
-		return nil
-	case attr.IsNull():
-		return splitList(r.env(env))
-	}
-	var values []types.String
-	r.diags.Append(attr.ElementsAs(r.ctx, &values, false)...)
-	out := make([]string, 0, len(values))
-	for _, v := range values {
-		if !r.known(name, v) {
-			return nil
+// resolve fills the Options field of s from its attribute, else from its variable. An object
+// set without any of its attributes still makes its field (`tls = {}` turns TLS on).
+func (r *resolver) resolve(s setting) {
+	if !r.set(s.name) {
+		if s.kind != kindObject {
+			if raw := r.getenv(s.env); raw != "" {
+				r.fill(s, r.fromVariable(s, raw))
+			}
 		}
-		out = append(out, v.ValueString())
+		return
 	}
-	return out
+	if s.kind == kindObject {
+		if s.field != "" {
+			r.fill(s, nil)
+		}
+		return
+	}
+	if value, ok := r.fromAttribute(s, r.attribute(s.name)); ok {
+		r.fill(s, value)
+	}
 }
 
-// int is nil when neither the attribute nor the variable is set.
-func (r *resolver) int(name string, attr types.Int64, env string) *int {
-	switch {
-	case !r.known(name, attr):
-		return nil
-	case !attr.IsNull():
-		return new(int(attr.ValueInt64()))
+// fromAttribute is the Go value of a known attribute, as its Options field holds it.
+func (r *resolver) fromAttribute(s setting, v attr.Value) (any, bool) {
+	switch v := v.(type) {
+	case types.Int64:
+		return new(int(v.ValueInt64())), true
+	case types.Bool:
+		return v.ValueBool(), true
+	case types.List:
+		out := make([]string, 0, len(v.Elements()))
+		for _, e := range v.Elements() {
+			if e.IsUnknown() {
+				r.recordUnknown(s.name)
+				return nil, false
+			}
+			str, _ := e.(types.String)
+			out = append(out, str.ValueString())
+		}
+		return out, true
+	case types.String:
+		if s.kind != kindDuration {
+			return v.ValueString(), true
+		}
+		if v.ValueString() == "" {
+			return nil, false
+		}
+		d, err := parseDuration(v.ValueString())
+		if err != nil {
+			r.diags.AddAttributeError(attributePath(s.name), "Invalid Provider Attribute", fmt.Sprintf("%s = %q %s.", s.name, v.ValueString(), err))
+		}
+		return d, true
 	}
-	v := r.env(env)
-	if v == "" {
-		return nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		r.badEnv(env, v, "is not a whole number of 0 or more")
-		return nil
-	}
-	return &n
+	r.diags.AddAttributeError(attributePath(s.name), "Unexpected Provider Attribute",
+		fmt.Sprintf("The provider cannot read %s, a %T. This is a bug in the provider; please report it.", s.name, v))
+	return nil, false
 }
 
-func (r *resolver) duration(name string, attr types.String, env string) time.Duration {
-	v := r.str(name, attr, env)
-	if v == "" {
-		return 0
+// fromVariable is the Go value of a variable that is set, as the Options field of s holds it.
+// One that does not parse is an error naming it, never a silent zero.
+func (r *resolver) fromVariable(s setting, raw string) any {
+	switch s.kind {
+	case kindInt:
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 0 {
+			r.badVariable(s.env, raw, "is not a whole number of 0 or more")
+			return (*int)(nil)
+		}
+		return &n
+	case kindDuration:
+		d, err := parseDuration(raw)
+		if err != nil {
+			r.badVariable(s.env, raw, err.Error())
+		}
+		return d
+	case kindBool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			r.badVariable(s.env, raw, "is not true or false")
+		}
+		return b
+	case kindList:
+		return splitList(raw)
 	}
-	d, err := parseDuration(v)
-	if err != nil {
-		r.badSetting(name, env, attr, v, err.Error())
-	}
-	return d
+	return raw
 }
 
-func (r *resolver) bool(name string, attr types.Bool, env string) bool {
-	switch {
-	case !r.known(name, attr):
-		return false
-	case !attr.IsNull():
-		return attr.ValueBool()
-	}
-	v := r.env(env)
-	if v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		r.badEnv(env, v, "is not true or false")
-	}
-	return b
-}
-
-// object decodes a nested attribute into target; set is false when it is null or unknown.
-func (r *resolver) object(name string, attr types.Object, target any) (set bool) {
-	if !r.known(name, attr) || attr.IsNull() {
-		return false
-	}
-	r.diags.Append(attr.As(r.ctx, target, basetypes.ObjectAsOptions{})...)
-	return true
-}
-
-// attributePath is the path of a setting named like "tls.ca_cert".
-func attributePath(name string) path.Path {
-	parts := strings.Split(name, ".")
-	p := path.Root(parts[0])
-	for _, part := range parts[1:] {
-		p = p.AtName(part)
-	}
-	return p
-}
-
-func (r *resolver) badEnv(env, value, problem string) {
+func (r *resolver) badVariable(env, value, problem string) {
 	r.diags.AddError("Invalid Environment Variable",
 		fmt.Sprintf("%s=%q %s. Fix or unset the variable, or set the matching provider attribute.", env, value, problem))
 }
 
-// badSetting reports a value that does not parse, on the attribute or on its variable.
-func (r *resolver) badSetting(name, env string, attr types.String, value, problem string) {
-	if attr.IsNull() {
-		r.badEnv(env, value, problem)
+// fill sets the Options field of s to value, making the structs on the way (a TLS variable
+// turns TLS on); a nil value only makes them.
+func (r *resolver) fill(s setting, value any) {
+	field := reflect.ValueOf(&r.options).Elem()
+	for _, name := range strings.Split(s.field, ".") {
+		field = made(field).FieldByName(name)
+	}
+	if value == nil {
+		made(field)
 		return
 	}
-	r.diags.AddAttributeError(attributePath(name), "Invalid Provider Attribute", fmt.Sprintf("%s = %q %s.", name, value, problem))
+	field.Set(reflect.ValueOf(value))
 }
 
-// optionsFrom resolves every setting of the provider configuration (attribute, then
-// environment variable; defaults are internal/valkey's) and says where the URL came from.
-func optionsFrom(ctx context.Context, config providerModel, getenv func(string) string) (valkey.Options, string, diag.Diagnostics) {
-	r := &resolver{ctx: ctx, getenv: getenv}
-	opts := valkey.Options{
-		Username:          r.str("username", config.Username, envUsername),
-		Password:          r.str("password", config.Password, envPassword),
-		DB:                r.int("db", config.DB, envDB),
-		DialTimeout:       r.duration("dial_timeout", config.DialTimeout, envDialTimeout),
-		CommandTimeout:    r.duration("command_timeout", config.CommandTimeout, envCommandTimeout),
-		MaxRetries:        r.int("max_retries", config.MaxRetries, envMaxRetries),
-		MinReplicaAcks:    r.int("min_replica_acks", config.MinReplicaAcks, envMinReplicaAcks),
-		ReplicaAckTimeout: r.duration("replica_ack_timeout", config.ReplicaAckTimeout, envReplicaAckTimeout),
+// made is the struct v holds, made first when v is a nil pointer.
+func made(v reflect.Value) reflect.Value {
+	if v.Kind() != reflect.Pointer {
+		return v
 	}
-	opts.TLS = r.tls(config.TLS)
-	source := "the url attribute"
-	var cluster clusterModel
-	var sentinel sentinelModel
-	urlSet := !config.URL.IsNull()
-	switch {
-	case r.object("cluster", config.Cluster, &cluster) || (!urlSet && config.Sentinel.IsNull() && getenv(envClusterAddresses) != ""):
-		opts.ClusterAddrs = r.list("cluster.addresses", cluster.Addresses, envClusterAddresses)
-		source = "the cluster attribute"
-	case r.object("sentinel", config.Sentinel, &sentinel) || (!urlSet && getenv(envSentinelMasterName) != ""):
-		opts.Sentinel = &valkey.SentinelOptions{
-			MasterName: r.str("sentinel.master_name", sentinel.MasterName, envSentinelMasterName),
-			Addrs:      r.list("sentinel.addresses", sentinel.Addresses, envSentinelAddresses),
-			Username:   r.str("sentinel.username", sentinel.Username, envSentinelUsername),
-			Password:   r.str("sentinel.password", sentinel.Password, envSentinelPassword),
-		}
-		source = "the sentinel attribute"
-	default:
-		opts.URL = r.str("url", config.URL, envURL)
-		switch {
-		case !urlSet && opts.URL != "":
-			source = "the " + envURL + " environment variable"
-		case opts.URL == "" && !config.URL.IsUnknown():
-			source = "the default, " + valkey.DefaultURL
-		}
+	if v.IsNil() {
+		v.Set(reflect.New(v.Type().Elem()))
 	}
-	opts.Unknown = r.unknown
-	return opts, source, r.diags
-}
-
-// tls resolves the tls attribute; any VALKEY_TLS_* variable turns TLS on without it.
-func (r *resolver) tls(attr types.Object) *valkey.TLSOptions {
-	var m tlsModel
-	set := r.object("tls", attr, &m)
-	used := r.envUsed
-	t := &valkey.TLSOptions{
-		CACert:             r.str("tls.ca_cert", m.CACert, envTLSCACert),
-		Cert:               r.str("tls.cert", m.Cert, envTLSCert),
-		Key:                r.str("tls.key", m.Key, envTLSKey),
-		CACertFile:         r.str("tls.ca_cert_file", m.CACertFile, envTLSCACertFile),
-		CertFile:           r.str("tls.cert_file", m.CertFile, envTLSCertFile),
-		KeyFile:            r.str("tls.key_file", m.KeyFile, envTLSKeyFile),
-		ServerName:         r.str("tls.server_name", m.ServerName, envTLSServerName),
-		InsecureSkipVerify: r.bool("tls.insecure_skip_verify", m.InsecureSkipVerify, envTLSInsecureSkipVerify),
-	}
-	if !set && r.envUsed == used {
-		return nil
-	}
-	return t
+	return v.Elem()
 }
 
 // splitList reads a comma-separated environment variable; empty means none.

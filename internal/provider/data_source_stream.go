@@ -85,12 +85,13 @@ func (d *streamDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		return
 	}
 	key := config.Key.ValueString()
-	if !requireClient(d.data, &resp.Diagnostics) {
+	client := d.data.clientFor(&resp.Diagnostics, "Stream Not Read", streamSubject(key))
+	if client == nil {
 		return
 	}
-	stream, err := d.data.client.StreamInfo(ctx, key)
+	stream, err := client.StreamInfo(ctx, key)
 	if err != nil {
-		addReadError(&resp.Diagnostics, err, d.data.client.Addr(), key, "")
+		addReadError(&resp.Diagnostics, err, client.Addr(), key, "")
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, streamDataModel{

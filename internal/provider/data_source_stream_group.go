@@ -84,12 +84,13 @@ func (d *streamGroupDataSource) Read(ctx context.Context, req datasource.ReadReq
 		return
 	}
 	stream, name := config.Stream.ValueString(), config.Name.ValueString()
-	if !requireClient(d.data, &resp.Diagnostics) {
+	client := d.data.clientFor(&resp.Diagnostics, "Consumer Group Not Read", groupSubject(stream, name))
+	if client == nil {
 		return
 	}
-	group, consumers, err := d.data.client.GroupDetail(ctx, stream, name)
+	group, consumers, err := client.GroupDetail(ctx, stream, name)
 	if err != nil {
-		addReadError(&resp.Diagnostics, err, d.data.client.Addr(), stream, name)
+		addReadError(&resp.Diagnostics, err, client.Addr(), stream, name)
 		return
 	}
 	config.groupInfoModel = groupInfo(group)

@@ -22,7 +22,7 @@ func errorDetail(err error, subject string) string {
 		refused     *valkey.RefusedError
 		unreachable *valkey.UnreachableError
 		unconfirmed *valkey.UnconfirmedError
-		unknown     *valkey.ConfigUnknownError
+		unknown     *configUnknownError
 		lost        *valkey.UnknownOutcomeError
 	)
 	switch {
@@ -40,7 +40,7 @@ func errorDetail(err error, subject string) string {
 	case errors.As(err, &unknown):
 		return fmt.Sprintf("The provider configuration was unknown when this operation ran (%s depends on values known only "+
 			"after apply), so no server could be asked about %s.\n\n%s",
-			strings.Join(unknown.Settings, ", "), subject, unreachableHint(valkey.CauseConfigUnknown))
+			strings.Join(unknown.settings, ", "), subject, configUnknownHint)
 	case errors.As(err, &unreachable):
 		what := "Could not talk to Valkey"
 		if step := unreachable.Step; step != "" && step != "connect" {
@@ -141,12 +141,13 @@ func refusedHint(code string) string {
 	return "Check the server's reply above and the server's configuration."
 }
 
+// configUnknownHint says what to do when the provider's configuration is not known yet.
+const configUnknownHint = "The provider's configuration depends on values known only after apply (for example a url taken from a resource " +
+	"not created yet). Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
+
 // unreachableHint says what to check when the server could not be reached.
 func unreachableHint(cause valkey.Cause) string {
 	switch cause {
-	case valkey.CauseConfigUnknown:
-		return "The provider's configuration depends on values known only after apply (for example a url taken from a resource " +
-			"not created yet). Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
 	case valkey.CauseAuth:
 		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url) " +
 			"and that the ACL user is enabled."
@@ -184,23 +185,6 @@ func unreachableHint(cause valkey.Cause) string {
 	return "Check the address, the network path to the server, and the server's logs."
 }
 
-// optionSettings maps the fields of valkey.Options to the provider's settings, for errors
-// from valkey.NewClient.
-var optionSettings = map[string]struct{ attribute, env string }{
-	"DB":                  {"db", envDB},
-	"MinReplicaAcks":      {"min_replica_acks", envMinReplicaAcks},
-	"ClusterAddrs":        {"cluster.addresses", envClusterAddresses},
-	"Sentinel":            {"sentinel", envSentinelMasterName},
-	"Sentinel.MasterName": {"sentinel.master_name", envSentinelMasterName},
-	"Sentinel.Addrs":      {"sentinel.addresses", envSentinelAddresses},
-	"TLS.CACert":          {"tls.ca_cert", envTLSCACert},
-	"TLS.CACertFile":      {"tls.ca_cert_file", envTLSCACertFile},
-	"TLS.Cert":            {"tls.cert", envTLSCert},
-	"TLS.CertFile":        {"tls.cert_file", envTLSCertFile},
-	"TLS.Key":             {"tls.key", envTLSKey},
-	"TLS.KeyFile":         {"tls.key_file", envTLSKeyFile},
-}
-
 // addSettingsError reports connection settings that valkey.NewClient refused, on the
 // attribute at fault; urlSource says where the URL came from.
 func addSettingsError(diags *diag.Diagnostics, err error, urlSource string) {
@@ -213,15 +197,15 @@ func addSettingsError(diags *diag.Diagnostics, err error, urlSource string) {
 		diags.AddAttributeError(path.Root("url"), "Invalid Valkey URL",
 			fmt.Sprintf("The URL taken from %s cannot be used: %s.%s", urlSource, err, queryAdvice(err)))
 	case errors.As(err, &optionErr):
-		setting, known := optionSettings[optionErr.Field]
+		setting, known := settingFilling(optionErr.Field)
 		if !known {
-			setting.attribute = optionErr.Field
+			setting.name = optionErr.Field
 		}
-		detail := fmt.Sprintf("The connection setting %s", setting.attribute)
+		detail := fmt.Sprintf("The connection setting %s", setting.name)
 		if setting.env != "" {
 			detail += fmt.Sprintf(" (or %s)", setting.env)
 		}
-		diags.AddAttributeError(attributePath(setting.attribute), "Invalid Valkey Connection Settings",
+		diags.AddAttributeError(attributePath(setting.name), "Invalid Valkey Connection Settings",
 			detail+" "+optionErr.Reason+". Check the provider configuration and the VALKEY_* environment variables.")
 	default:
 		diags.AddError("Invalid Valkey Connection Settings",

@@ -15,7 +15,6 @@ import (
 func TestUnreachableHint_EveryCauseSaysWhatToCheck(t *testing.T) {
 	generic := unreachableHint(valkey.CauseOther)
 	want := map[valkey.Cause]string{
-		valkey.CauseConfigUnknown: "terraform apply -target",
 		valkey.CauseAuth:          "Authentication failed",
 		valkey.CauseNoPerm:        "minimal ACL",
 		valkey.CauseClusterDown:   "CLUSTER INFO",

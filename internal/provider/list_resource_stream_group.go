@@ -92,13 +92,17 @@ func (r *streamGroupListResource) List(ctx context.Context, req list.ListRequest
 	diags := req.Config.Get(ctx, &config)
 	opts := valkey.ListOptions{Match: config.Match.ValueString()}
 	diags.Append(config.Streams.ElementsAs(ctx, &opts.Streams, false)...)
-	if diags.HasError() || !requireClient(r.data, &diags) {
+	var client *valkey.Client
+	if !diags.HasError() {
+		client = r.data.clientFor(&diags, "Consumer Groups Not Listed", "the consumer groups to list")
+	}
+	if client == nil {
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
 	stream.Results = func(push func(list.ListResult) bool) {
 		var pushed int64
-		for g, err := range r.data.client.ListGroups(ctx, opts) {
+		for g, err := range client.ListGroups(ctx, opts) {
 			if err != nil {
 				subject := fmt.Sprintf("the streams matching %q", opts.Match)
 				if g.Stream != "" {

@@ -12,26 +12,72 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	fwprovider "github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// object is the provider attribute name (tls, cluster, sentinel) holding model, typed as the
-// provider schema says.
-func object(t *testing.T, name string, model any) types.Object {
+// providerObjectType is the provider configuration's type, as the schema says.
+func providerObjectType(t *testing.T) types.ObjectType {
 	t.Helper()
 	var resp fwprovider.SchemaResponse
 	New("test")().Schema(context.Background(), fwprovider.SchemaRequest{}, &resp)
-	objType, ok := resp.Schema.Attributes[name].GetType().(types.ObjectType)
+	objType, ok := resp.Schema.Type().(types.ObjectType)
 	if !ok {
-		t.Fatalf("provider attribute %s is not an object", name)
+		t.Fatalf("the provider schema's type is a %T", resp.Schema.Type())
 	}
-	v, diags := types.ObjectValueFrom(context.Background(), objType.AttrTypes, model)
+	return objType
+}
+
+// configOf is a provider configuration holding values at their attributes' paths (such as
+// "tls.ca_cert"), every other attribute null; a value for an object (tls) replaces it whole.
+func configOf(t *testing.T, values map[string]attr.Value) types.Object {
+	t.Helper()
+	return objectOf(t, "", providerObjectType(t).AttrTypes, values)
+}
+
+func objectOf(t *testing.T, prefix string, attrTypes map[string]attr.Type, values map[string]attr.Value) types.Object {
+	t.Helper()
+	ctx := context.Background()
+	attrs := map[string]attr.Value{}
+	for name, typ := range attrTypes {
+		full := prefix + name
+		objType, isObject := typ.(types.ObjectType)
+		nestedSet := false
+		for path := range values {
+			nestedSet = nestedSet || strings.HasPrefix(path, full+".")
+		}
+		if v, ok := values[full]; ok {
+			attrs[name] = v
+			continue
+		}
+		if isObject && nestedSet {
+			attrs[name] = objectOf(t, full+".", objType.AttrTypes, values)
+			continue
+		}
+		null, err := typ.ValueFromTerraform(ctx, tftypes.NewValue(typ.TerraformType(ctx), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs[name] = null
+	}
+	obj, diags := types.ObjectValue(attrTypes, attrs)
 	if diags.HasError() {
 		t.Fatal(diags)
 	}
-	return v
+	return obj
+}
+
+// unknownObject is the provider attribute name (tls, cluster, sentinel) unknown as a whole, as
+// when a module passes `tls = var.tls` built from a resource.
+func unknownObject(t *testing.T, name string) types.Object {
+	t.Helper()
+	objType, ok := providerObjectType(t).AttrTypes[name].(types.ObjectType)
+	if !ok {
+		t.Fatalf("provider attribute %s is not an object", name)
+	}
+	return types.ObjectUnknown(objType.AttrTypes)
 }
 
 // strs is a list of strings as a provider attribute holds it.
@@ -40,215 +86,200 @@ func strs(vs ...string) types.List {
 	return l
 }
 
-// resolve is optionsFrom with getenv reading env; it fails the test on diagnostics.
-func resolve(t *testing.T, config providerModel, env map[string]string) valkey.Options {
+// resolveAll is resolveSettings with getenv reading env; it fails the test on diagnostics.
+func resolveAll(t *testing.T, config types.Object, env map[string]string) resolvedSettings {
 	t.Helper()
-	opts, _, diags := optionsFrom(context.Background(), config, func(k string) string { return env[k] })
+	resolved, diags := resolveSettings(config, func(k string) string { return env[k] })
 	if diags.HasError() {
-		t.Fatalf("optionsFrom: %v", diags)
+		t.Fatalf("resolveSettings: %v", diags)
 	}
-	return opts
+	return resolved
 }
 
-// TestOptionsFrom_EachSettingPrecedence checks attribute > environment variable > default for
-// every setting, one at a time: with the attribute set, with only the variable set, with neither.
-func TestOptionsFrom_EachSettingPrecedence(t *testing.T) {
-	type setting struct {
-		env, envValue string
-		attr          func(*testing.T, *providerModel)
-		fromAttr      func(valkey.Options) bool
-		fromEnv       func(valkey.Options) bool
-		byDefault     func(valkey.Options) bool
-	}
-	noTLS := func(o valkey.Options) bool { return o.TLS == nil }
-	tlsAttr := func(f func(*tlsModel)) func(*testing.T, *providerModel) {
-		return func(t *testing.T, m *providerModel) { var tm tlsModel; f(&tm); m.TLS = object(t, "tls", tm) }
-	}
-	isInt := func(p *int, n int) bool { return p != nil && *p == n }
-	for name, s := range map[string]setting{
-		"url": {envURL, "valkey://env:1/0",
-			func(_ *testing.T, m *providerModel) { m.URL = types.StringValue("valkey://attr:1/0") },
-			func(o valkey.Options) bool { return o.URL == "valkey://attr:1/0" },
-			func(o valkey.Options) bool { return o.URL == "valkey://env:1/0" },
-			func(o valkey.Options) bool { return o.URL == "" }}, // valkey.NewClient applies DefaultURL
-		"username": {envUsername, "env-user",
-			func(_ *testing.T, m *providerModel) { m.Username = types.StringValue("attr-user") },
-			func(o valkey.Options) bool { return o.Username == "attr-user" },
-			func(o valkey.Options) bool { return o.Username == "env-user" },
-			func(o valkey.Options) bool { return o.Username == "" }},
-		"password": {envPassword, "env-pw",
-			func(_ *testing.T, m *providerModel) { m.Password = types.StringValue("attr-pw") },
-			func(o valkey.Options) bool { return o.Password == "attr-pw" },
-			func(o valkey.Options) bool { return o.Password == "env-pw" },
-			func(o valkey.Options) bool { return o.Password == "" }},
-		"db": {envDB, "7",
-			func(_ *testing.T, m *providerModel) { m.DB = types.Int64Value(0) }, // an explicit 0 still beats the variable
-			func(o valkey.Options) bool { return isInt(o.DB, 0) },
-			func(o valkey.Options) bool { return isInt(o.DB, 7) },
-			func(o valkey.Options) bool { return o.DB == nil }},
-		"dial_timeout": {envDialTimeout, "7s",
-			func(_ *testing.T, m *providerModel) { m.DialTimeout = types.StringValue("250ms") },
-			func(o valkey.Options) bool { return o.DialTimeout == 250*time.Millisecond },
-			func(o valkey.Options) bool { return o.DialTimeout == 7*time.Second },
-			func(o valkey.Options) bool { return o.DialTimeout == 0 }},
-		"min_replica_acks": {envMinReplicaAcks, "2",
-			func(_ *testing.T, m *providerModel) { m.MinReplicaAcks = types.Int64Value(0) }, // an explicit 0 still beats the variable
-			func(o valkey.Options) bool { return isInt(o.MinReplicaAcks, 0) },
-			func(o valkey.Options) bool { return isInt(o.MinReplicaAcks, 2) },
-			func(o valkey.Options) bool { return o.MinReplicaAcks == nil }},
-		"replica_ack_timeout": {envReplicaAckTimeout, "3s",
-			func(_ *testing.T, m *providerModel) { m.ReplicaAckTimeout = types.StringValue("150ms") },
-			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 150*time.Millisecond },
-			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 3*time.Second },
-			func(o valkey.Options) bool { return o.ReplicaAckTimeout == 0 }},
-		"command_timeout": {envCommandTimeout, "9s",
-			func(_ *testing.T, m *providerModel) { m.CommandTimeout = types.StringValue("1m") },
-			func(o valkey.Options) bool { return o.CommandTimeout == time.Minute },
-			func(o valkey.Options) bool { return o.CommandTimeout == 9*time.Second },
-			func(o valkey.Options) bool { return o.CommandTimeout == 0 }},
-		"max_retries": {envMaxRetries, "5",
-			func(_ *testing.T, m *providerModel) { m.MaxRetries = types.Int64Value(0) }, // an explicit 0 (none) still beats the variable
-			func(o valkey.Options) bool { return isInt(o.MaxRetries, 0) },
-			func(o valkey.Options) bool { return isInt(o.MaxRetries, 5) },
-			func(o valkey.Options) bool { return o.MaxRetries == nil }},
-		"tls.ca_cert": {envTLSCACert, "env-ca",
-			tlsAttr(func(t *tlsModel) { t.CACert = types.StringValue("attr-ca") }),
-			func(o valkey.Options) bool { return o.TLS != nil && o.TLS.CACert == "attr-ca" },
-			func(o valkey.Options) bool { return o.TLS != nil && o.TLS.CACert == "env-ca" },
-			noTLS},
-		"tls.cert": {envTLSCert, "env-cert",
-			tlsAttr(func(t *tlsModel) { t.Cert = types.StringValue("attr-cert") }),
-			func(o valkey.Options) bool { return o.TLS.Cert == "attr-cert" },
-			func(o valkey.Options) bool { return o.TLS.Cert == "env-cert" },
-			noTLS},
-		"tls.key": {envTLSKey, "env-key",
-			tlsAttr(func(t *tlsModel) { t.Key = types.StringValue("attr-key") }),
-			func(o valkey.Options) bool { return o.TLS.Key == "attr-key" },
-			func(o valkey.Options) bool { return o.TLS.Key == "env-key" },
-			noTLS},
-		"tls.ca_cert_file": {envTLSCACertFile, "/env/ca",
-			tlsAttr(func(t *tlsModel) { t.CACertFile = types.StringValue("/attr/ca") }),
-			func(o valkey.Options) bool { return o.TLS.CACertFile == "/attr/ca" },
-			func(o valkey.Options) bool { return o.TLS.CACertFile == "/env/ca" },
-			noTLS},
-		"tls.cert_file": {envTLSCertFile, "/env/cert",
-			tlsAttr(func(t *tlsModel) { t.CertFile = types.StringValue("/attr/cert") }),
-			func(o valkey.Options) bool { return o.TLS.CertFile == "/attr/cert" },
-			func(o valkey.Options) bool { return o.TLS.CertFile == "/env/cert" },
-			noTLS},
-		"tls.key_file": {envTLSKeyFile, "/env/key",
-			tlsAttr(func(t *tlsModel) { t.KeyFile = types.StringValue("/attr/key") }),
-			func(o valkey.Options) bool { return o.TLS.KeyFile == "/attr/key" },
-			func(o valkey.Options) bool { return o.TLS.KeyFile == "/env/key" },
-			noTLS},
-		"tls.server_name": {envTLSServerName, "env.example",
-			tlsAttr(func(t *tlsModel) { t.ServerName = types.StringValue("attr.example") }),
-			func(o valkey.Options) bool { return o.TLS.ServerName == "attr.example" },
-			func(o valkey.Options) bool { return o.TLS.ServerName == "env.example" },
-			noTLS},
-		"tls.insecure_skip_verify": {envTLSInsecureSkipVerify, "true",
-			tlsAttr(func(t *tlsModel) { t.InsecureSkipVerify = types.BoolValue(false) }),
-			func(o valkey.Options) bool { return o.TLS != nil && !o.TLS.InsecureSkipVerify },
-			func(o valkey.Options) bool { return o.TLS != nil && o.TLS.InsecureSkipVerify },
-			noTLS},
-		"cluster.addresses": {envClusterAddresses, "127.0.0.1:1, 127.0.0.1:2",
-			func(t *testing.T, m *providerModel) {
-				m.Cluster = object(t, "cluster", clusterModel{Addresses: strs("127.0.0.1:3")})
-			},
-			func(o valkey.Options) bool {
-				return reflect.DeepEqual(o.ClusterAddrs, []string{"127.0.0.1:3"}) && o.URL == ""
-			},
-			func(o valkey.Options) bool {
-				return reflect.DeepEqual(o.ClusterAddrs, []string{"127.0.0.1:1", "127.0.0.1:2"}) && o.URL == ""
-			},
-			func(o valkey.Options) bool { return o.ClusterAddrs == nil && o.URL == "" }},
-		"sentinel.master_name": {envSentinelMasterName, "env-primary",
-			func(t *testing.T, m *providerModel) {
-				m.Sentinel = object(t, "sentinel", sentinelModel{MasterName: types.StringValue("attr-primary"), Addresses: types.ListNull(types.StringType)})
-			},
-			func(o valkey.Options) bool { return o.Sentinel != nil && o.Sentinel.MasterName == "attr-primary" },
-			func(o valkey.Options) bool { return o.Sentinel != nil && o.Sentinel.MasterName == "env-primary" },
-			func(o valkey.Options) bool { return o.Sentinel == nil }},
-	} {
-		t.Run(name, func(t *testing.T) {
-			env := map[string]string{s.env: s.envValue}
-			var withAttr providerModel
-			s.attr(t, &withAttr)
-			if got := resolve(t, withAttr, env); !s.fromAttr(got) {
-				t.Errorf("attribute and %s both set: got %+v, want the attribute's value", s.env, got)
+// resolve is the valkey.Options resolveAll makes.
+func resolve(t *testing.T, config types.Object, env map[string]string) valkey.Options {
+	t.Helper()
+	return resolveAll(t, config, env).options
+}
+
+// optionField is the valkey.Options field named like "TLS.CACert", and whether every struct on
+// the way was made (false for TLS.CACert when TLS is nil).
+func optionField(opts valkey.Options, field string) (reflect.Value, bool) {
+	v := reflect.ValueOf(opts)
+	for _, name := range strings.Split(field, ".") {
+		if v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				return reflect.Value{}, false
 			}
-			if got := resolve(t, providerModel{}, env); !s.fromEnv(got) {
-				t.Errorf("only %s set: got %+v, want the variable's value", s.env, got)
+			v = v.Elem()
+		}
+		v = v.FieldByName(name)
+	}
+	return v, true
+}
+
+// sample is a value for a setting of kind k: as the attribute and the variable hold it, and as
+// the Options field then holds it. The attribute's numbers and booleans are zero, to check that
+// an explicit 0 or false still beats the variable.
+func sample(k kind) (attribute attr.Value, fromAttribute any, variable string, fromVariable any) {
+	switch k {
+	case kindInt:
+		return types.Int64Value(0), new(0), "7", new(7)
+	case kindDuration:
+		return types.StringValue("250ms"), 250 * time.Millisecond, "7s", 7 * time.Second
+	case kindBool:
+		return types.BoolValue(false), false, "true", true
+	case kindList:
+		return strs("127.0.0.1:3"), []string{"127.0.0.1:3"}, "127.0.0.1:1, 127.0.0.1:2", []string{"127.0.0.1:1", "127.0.0.1:2"}
+	}
+	return types.StringValue("from-attribute"), "from-attribute", "from-variable", "from-variable"
+}
+
+// variablesFor sets the variable of s to value, and the variable that chooses the connection
+// mode s belongs to (sentinel.* are read only in Sentinel mode).
+func variablesFor(s setting, value string) map[string]string {
+	env := map[string]string{s.env: value}
+	if mode, ok := settingNamed(s.parent()); ok && mode.env != "" && mode.env != s.env {
+		env[mode.env] = "chosen"
+	}
+	return env
+}
+
+// TestResolveSettings_EachSettingPrecedence checks attribute > environment variable > default for
+// every setting of the table, one at a time: with the attribute set, with only the variable
+// set, with neither.
+func TestResolveSettings_EachSettingPrecedence(t *testing.T) {
+	for _, s := range settings {
+		if s.kind == kindObject {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			attribute, fromAttribute, variable, fromVariable := sample(s.kind)
+			env := variablesFor(s, variable)
+			got, made := optionField(resolve(t, configOf(t, map[string]attr.Value{s.name: attribute}), env), s.field)
+			if !made || !reflect.DeepEqual(got.Interface(), fromAttribute) {
+				t.Errorf("attribute and %s both set: %s is %v, want the attribute's %v", s.env, s.field, got, fromAttribute)
 			}
-			if got := resolve(t, providerModel{}, nil); !s.byDefault(got) {
-				t.Errorf("neither set: got %+v, want it left to the default", got)
+			got, made = optionField(resolve(t, configOf(t, nil), env), s.field)
+			if !made || !reflect.DeepEqual(got.Interface(), fromVariable) {
+				t.Errorf("only %s set: %s is %v, want the variable's %v", s.env, s.field, got, fromVariable)
+			}
+			// Neither: the field stays zero (internal/valkey applies the default), and so does the
+			// object holding it (no TLS, no Sentinel).
+			if got, made = optionField(resolve(t, configOf(t, nil), nil), s.field); made && !got.IsZero() {
+				t.Errorf("neither set: %s is %v, want it left to the default", s.field, got)
+			}
+			if parent, ok := settingNamed(s.parent()); ok && parent.field != "" {
+				if got, _ := optionField(resolve(t, configOf(t, nil), nil), parent.field); !got.IsNil() {
+					t.Errorf("neither set: %s is %v, want nil", parent.field, got)
+				}
 			}
 		})
 	}
 }
 
-// The sentinel attribute's other fields follow the same rule; checked together to keep the table short.
-func TestOptionsFrom_SentinelFields(t *testing.T) {
-	env := map[string]string{
-		envSentinelMasterName: "p", envSentinelAddresses: "127.0.0.1:26379,127.0.0.1:26380",
-		envSentinelUsername: "env-su", envSentinelPassword: "env-sp",
+// TestResolveSettings_ModeChoosesWhatIsRead: the cluster and sentinel attributes choose their mode;
+// without them or a url attribute, their variables do; only the chosen mode's settings are read.
+func TestResolveSettings_ModeChoosesWhatIsRead(t *testing.T) {
+	cluster := map[string]attr.Value{"cluster.addresses": strs("127.0.0.1:3")}
+	for name, tc := range map[string]struct {
+		config            map[string]attr.Value
+		env               map[string]string
+		url               string
+		cluster, sentinel bool
+		source            string
+	}{
+		"cluster attribute":        {cluster, map[string]string{envOf("url"): "valkey://env:1/0"}, "", true, false, "the cluster attribute"},
+		"cluster variable":         {nil, map[string]string{envOf("cluster"): "127.0.0.1:1", envOf("url"): "valkey://env:1/0"}, "", true, false, "the cluster attribute"},
+		"cluster before sentinel":  {nil, map[string]string{envOf("cluster"): "127.0.0.1:1", envOf("sentinel"): "p"}, "", true, false, "the cluster attribute"},
+		"sentinel variable":        {nil, map[string]string{envOf("sentinel"): "p"}, "", false, true, "the sentinel attribute"},
+		"url attribute beats both": {map[string]attr.Value{"url": types.StringValue("valkey://attr:1/0")}, map[string]string{envOf("cluster"): "127.0.0.1:1", envOf("sentinel"): "p"}, "valkey://attr:1/0", false, false, "the url attribute"},
+		"url variable":             {nil, map[string]string{envOf("url"): "valkey://env:1/0"}, "valkey://env:1/0", false, false, "the VALKEY_URL environment variable"},
+		"default":                  {nil, nil, "", false, false, "the default, " + valkey.DefaultURL},
+	} {
+		got := resolveAll(t, configOf(t, tc.config), tc.env)
+		if got.options.URL != tc.url || (got.options.ClusterAddrs != nil) != tc.cluster || (got.options.Sentinel != nil) != tc.sentinel || got.urlSource != tc.source {
+			t.Errorf("%s: url %q, cluster %v, sentinel %+v, source %q", name, got.options.URL, got.options.ClusterAddrs, got.options.Sentinel, got.urlSource)
+		}
 	}
-	got := resolve(t, providerModel{}, env)
+}
+
+// TestResolveSettings_ObjectWithoutAttributesIsSet: `tls = {}` turns TLS on, and `sentinel = {}`
+// chooses Sentinel (valkey.NewClient then says that master_name is empty).
+func TestResolveSettings_ObjectWithoutAttributesIsSet(t *testing.T) {
+	empty := func(name string) attr.Value {
+		objType, _ := providerObjectType(t).AttrTypes[name].(types.ObjectType)
+		return objectOf(t, name+".", objType.AttrTypes, nil)
+	}
+	got := resolve(t, configOf(t, map[string]attr.Value{"tls": empty("tls"), "sentinel": empty("sentinel")}), nil)
+	if got.TLS == nil || got.Sentinel == nil {
+		t.Errorf("tls = {} and sentinel = {}: TLS %v, Sentinel %v; want both set", got.TLS, got.Sentinel)
+	}
+}
+
+// The sentinel attribute's other fields follow the same rule; checked together to keep the table short.
+func TestResolveSettings_SentinelFields(t *testing.T) {
+	env := map[string]string{
+		envOf("sentinel.master_name"): "p", envOf("sentinel.addresses"): "127.0.0.1:26379,127.0.0.1:26380",
+		envOf("sentinel.username"): "env-su", envOf("sentinel.password"): "env-sp",
+	}
+	got := resolve(t, configOf(t, nil), env)
 	want := &valkey.SentinelOptions{MasterName: "p", Addrs: []string{"127.0.0.1:26379", "127.0.0.1:26380"}, Username: "env-su", Password: "env-sp"}
 	if !reflect.DeepEqual(got.Sentinel, want) {
 		t.Errorf("from env: %+v, want %+v", got.Sentinel, want)
 	}
-	got = resolve(t, providerModel{Sentinel: object(t, "sentinel", sentinelModel{
-		MasterName: types.StringValue("q"), Addresses: strs("127.0.0.1:1"),
-		Username: types.StringValue("attr-su"), Password: types.StringValue("attr-sp"),
-	})}, env)
+	got = resolve(t, configOf(t, map[string]attr.Value{
+		"sentinel.master_name": types.StringValue("q"), "sentinel.addresses": strs("127.0.0.1:1"),
+		"sentinel.username": types.StringValue("attr-su"), "sentinel.password": types.StringValue("attr-sp"),
+	}), env)
 	want = &valkey.SentinelOptions{MasterName: "q", Addrs: []string{"127.0.0.1:1"}, Username: "attr-su", Password: "attr-sp"}
 	if !reflect.DeepEqual(got.Sentinel, want) {
 		t.Errorf("from attributes: %+v, want %+v", got.Sentinel, want)
 	}
 	// A url attribute means a single server, whatever the environment says about Sentinel.
-	got = resolve(t, providerModel{URL: types.StringValue("valkey://127.0.0.1:1/0")}, env)
+	got = resolve(t, configOf(t, map[string]attr.Value{"url": types.StringValue("valkey://127.0.0.1:1/0")}), env)
 	if got.Sentinel != nil || got.URL != "valkey://127.0.0.1:1/0" {
 		t.Errorf("url attribute with sentinel env: %+v", got)
 	}
 }
 
-func TestOptionsFrom_UnknownValuesAreRecorded(t *testing.T) {
-	for want, config := range map[string]providerModel{
-		"tls.ca_cert,url": {URL: types.StringUnknown(), Password: types.StringValue("pw"),
-			TLS: object(t, "tls", tlsModel{CACert: types.StringUnknown()})},
-		"cluster.addresses": {Cluster: object(t, "cluster", clusterModel{Addresses: types.ListValueMust(types.StringType,
-			[]attr.Value{types.StringValue("a:1"), types.StringUnknown()})})},
+func TestResolveSettings_UnknownValuesAreRecorded(t *testing.T) {
+	for want, config := range map[string]types.Object{
+		"tls.ca_cert,url": configOf(t, map[string]attr.Value{"url": types.StringUnknown(), "password": types.StringValue("pw"),
+			"tls.ca_cert": types.StringUnknown()}),
+		"cluster.addresses": configOf(t, map[string]attr.Value{"cluster.addresses": types.ListValueMust(types.StringType,
+			[]attr.Value{types.StringValue("a:1"), types.StringUnknown()})}),
 		// A whole object unknown, as when a module passes `tls = var.tls` built from a resource.
-		"tls":     {TLS: types.ObjectUnknown(object(t, "tls", tlsModel{}).AttributeTypes(context.Background()))},
-		"cluster": {Cluster: types.ObjectUnknown(object(t, "cluster", clusterModel{Addresses: strs()}).AttributeTypes(context.Background()))},
+		"tls":     configOf(t, map[string]attr.Value{"tls": unknownObject(t, "tls")}),
+		"cluster": configOf(t, map[string]attr.Value{"cluster": unknownObject(t, "cluster")}),
 	} {
-		got := resolve(t, config, nil)
-		if strings.Join(got.Unknown, ",") != want {
-			t.Errorf("Unknown = %q, want %s", got.Unknown, want)
+		got := resolveAll(t, config, nil)
+		if strings.Join(got.unknown, ",") != want {
+			t.Errorf("unknown = %q, want %s", got.unknown, want)
 		}
 	}
-	if got := resolve(t, providerModel{}, nil); got.Unknown != nil {
-		t.Errorf("Unknown = %q for a known configuration", got.Unknown)
+	if got := resolveAll(t, configOf(t, nil), nil); got.unknown != nil {
+		t.Errorf("unknown = %q for a known configuration", got.unknown)
 	}
 }
 
-// TestOptionsFrom_BadVariablesAreErrors: a variable that is set but does not parse is an
+// TestResolveSettings_BadVariablesAreErrors: a variable that is set but does not parse is an
 // error naming it, never a silent zero.
-func TestOptionsFrom_BadVariablesAreErrors(t *testing.T) {
+func TestResolveSettings_BadVariablesAreErrors(t *testing.T) {
 	for _, bad := range []map[string]string{
-		{envDB: "two"}, {envMaxRetries: "-1"}, {envMinReplicaAcks: "1.5"}, {envDialTimeout: "5"},
-		{envCommandTimeout: "0s"}, {envReplicaAckTimeout: "soon"}, {envTLSInsecureSkipVerify: "maybe"},
+		{envOf("db"): "two"}, {envOf("max_retries"): "-1"}, {envOf("min_replica_acks"): "1.5"}, {envOf("dial_timeout"): "5"},
+		{envOf("command_timeout"): "0s"}, {envOf("replica_ack_timeout"): "soon"}, {envOf("tls.insecure_skip_verify"): "maybe"},
 	} {
-		_, _, diags := optionsFrom(context.Background(), providerModel{}, func(k string) string { return bad[k] })
+		_, diags := resolveSettings(configOf(t, nil), func(k string) string { return bad[k] })
 		for name := range bad {
 			if !diags.HasError() || !strings.Contains(diags.Errors()[0].Detail(), name) {
 				t.Errorf("%v: diagnostics %v do not name %s", bad, diags, name)
 			}
 		}
 	}
-	good := map[string]string{envDB: "2", envMaxRetries: "0", envDialTimeout: "5s", envCommandTimeout: "150ms", envTLSInsecureSkipVerify: "false"}
-	if _, _, diags := optionsFrom(context.Background(), providerModel{}, func(k string) string { return good[k] }); diags.HasError() {
+	good := map[string]string{envOf("db"): "2", envOf("max_retries"): "0", envOf("dial_timeout"): "5s",
+		envOf("command_timeout"): "150ms", envOf("tls.insecure_skip_verify"): "false"}
+	if _, diags := resolveSettings(configOf(t, nil), func(k string) string { return good[k] }); diags.HasError() {
 		t.Errorf("good variables refused: %v", diags)
 	}
 }
@@ -344,7 +375,7 @@ func TestAccProvider_URLQueryIsRefusedAtPlan(t *testing.T) {
 
 // The same URL from VALKEY_URL fails when the provider is configured, naming the variable.
 func TestAccProvider_URLQueryFromEnvironmentIsRefused(t *testing.T) {
-	t.Setenv(envURL, "valkey://127.0.0.1:6379/0?dial_timeout=42s")
+	t.Setenv(envOf("url"), "valkey://127.0.0.1:6379/0?dial_timeout=42s")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{

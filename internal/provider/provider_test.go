@@ -188,7 +188,7 @@ func TestAccProvider_MalformedURLFailsAtPlan(t *testing.T) {
 func TestAccProvider_URLFromEnvironment(t *testing.T) {
 	// t.Setenv: not parallel.
 	stream := testKey(t)
-	t.Setenv(envURL, testServer(t).URL())
+	t.Setenv(envOf("url"), testServer(t).URL())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -202,8 +202,8 @@ func TestAccProvider_URLFromEnvironment(t *testing.T) {
 
 func TestAccProvider_AttributeOverridesEnvironment(t *testing.T) {
 	stream := testKey(t)
-	t.Setenv(envURL, "valkey://127.0.0.1:1/0") // nothing listens there
-	t.Setenv(envPassword, "not-needed")
+	t.Setenv(envOf("url"), "valkey://127.0.0.1:1/0") // nothing listens there
+	t.Setenv(envOf("password"), "not-needed")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{

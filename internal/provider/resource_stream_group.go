@@ -137,11 +137,12 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	stream, name, start := plan.Stream.ValueString(), plan.Name.ValueString(), plan.GroupStart.ValueString()
-	if !requireClient(r.data, &resp.Diagnostics) {
+	client := r.data.clientFor(&resp.Diagnostics, "Consumer Group Not Created", groupSubject(stream, name))
+	if client == nil {
 		return
 	}
 
-	outcome, group, err := r.data.client.EnsureGroup(ctx, stream, name, valkey.Start(start))
+	outcome, group, err := client.EnsureGroup(ctx, stream, name, valkey.Start(start))
 	if err != nil {
 		resp.Diagnostics.AddError(doorErrorSummary(err), errorDetail(err, groupSubject(stream, name)))
 		return
@@ -174,10 +175,14 @@ func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest
 	if strings.ContainsAny(name.ValueString(), "%/") {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), groupID(stream.ValueString(), name.ValueString()))...)
 	}
-	if resp.Diagnostics.HasError() || !requireClient(r.data, &resp.Diagnostics) {
+	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, found, err := r.data.client.Group(ctx, stream.ValueString(), name.ValueString())
+	client := r.data.clientFor(&resp.Diagnostics, "Consumer Group Not Read", groupSubject(stream.ValueString(), name.ValueString()))
+	if client == nil {
+		return
+	}
+	_, found, err := client.Group(ctx, stream.ValueString(), name.ValueString())
 	if err != nil {
 		// Never drop state because the server could not answer: only "gone" removes it.
 		resp.Diagnostics.AddError("Consumer Group Not Read", errorDetail(err, groupSubject(stream.ValueString(), name.ValueString())))
@@ -274,12 +279,13 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 			return
 		}
 	}
-	if !requireClient(r.data, &resp.Diagnostics) {
+	client := r.data.clientFor(&resp.Diagnostics, "Consumer Group Not Imported", groupSubject(stream, name))
+	if client == nil {
 		return
 	}
 	// Look the group up now, so that an ID that names no group says which stream and group were
 	// looked up (Terraform's own message names neither).
-	_, found, err := r.data.client.Group(ctx, stream, name)
+	_, found, err := client.Group(ctx, stream, name)
 	switch {
 	case err != nil:
 		resp.Diagnostics.AddError("Consumer Group Not Imported", errorDetail(err, groupSubject(stream, name)))

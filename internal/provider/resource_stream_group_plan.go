@@ -71,11 +71,11 @@ func groupSummary(stream, name, what string) string {
 // commands only (XINFO GROUPS and XINFO STREAM, and TYPE for a collision), once per stream. It
 // promises nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
 func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {
-	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.data == nil || r.data.client == nil {
+	if plan.Stream.IsUnknown() || plan.Name.IsUnknown() || r.data == nil {
 		return
 	}
 	stream, name := plan.Stream.ValueString(), plan.Name.ValueString()
-	survey, first, err := r.data.plan.survey(ctx, r.data.client, stream)
+	survey, first, err := r.data.survey(ctx, stream)
 	var (
 		wrongType *valkey.WrongTypeError
 		refused   *valkey.RefusedError

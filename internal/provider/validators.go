@@ -30,17 +30,11 @@ func (urlValidator) ValidateString(_ context.Context, req validator.StringReques
 	}
 }
 
-// queryAttributes names the provider setting that replaces each query parameter go-redis
-// would read from a URL.
-var queryAttributes = map[string]string{
-	"dial_timeout":  "the dial_timeout attribute",
-	"read_timeout":  "the command_timeout attribute",
-	"write_timeout": "the command_timeout attribute",
-	"max_retries":   "the max_retries attribute",
-	"db":            "the db attribute, or the URL's /db path",
-	"skip_verify":   "tls.insecure_skip_verify",
-	"protocol":      "nothing: the provider always speaks RESP2",
-	"client_name":   "nothing: the provider sends no client name",
+// queryWithoutSetting says why the URL query parameters that no setting replaces (see
+// setting.urlQuery) have none.
+var queryWithoutSetting = map[string]string{
+	"protocol":    "nothing: the provider always speaks RESP2",
+	"client_name": "nothing: the provider sends no client name",
 }
 
 // queryAdvice says, for a URL refused for its query, which setting to use for each parameter.
@@ -51,8 +45,10 @@ func queryAdvice(err error) string {
 	}
 	advice := make([]string, 0, len(urlErr.Params))
 	for _, p := range urlErr.Params {
-		use, known := queryAttributes[p]
-		if !known {
+		use, known := queryWithoutSetting[p]
+		if s, replaced := settingReplacing(p); replaced {
+			use = "the " + s.name + " attribute"
+		} else if !known {
 			use = "no provider setting"
 		}
 		advice = append(advice, fmt.Sprintf("%s: %s", p, use))

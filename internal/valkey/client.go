@@ -3,7 +3,6 @@ package valkey
 import (
 	"context"
 	"crypto/tls"
-	"net"
 	"sync"
 	"time"
 
@@ -38,10 +37,6 @@ func (discardLogger) Printf(context.Context, string, ...any) {}
 // client that has not dialled yet.
 func NewClient(opts Options) (*Client, error) {
 	quietLibrary.Do(func() { redis.SetLogger(discardLogger{}) })
-	if len(opts.Unknown) > 0 {
-		unknown := &ConfigUnknownError{Settings: opts.Unknown}
-		return &Client{addr: "an address not known yet", build: func() redis.UniversalClient { return withOpenHook(unknownClient(unknown)) }}, nil
-	}
 	s, err := resolve(opts)
 	if err != nil {
 		return nil, err
@@ -75,15 +70,4 @@ func (c *Client) Close() error {
 		return nil
 	}
 	return c.rdb.Close()
-}
-
-// unknownClient fails every command with err, without dialling.
-func unknownClient(err error) redis.UniversalClient {
-	return redis.NewClient(&redis.Options{
-		Addr:            "unknown:0",
-		MaxRetries:      -1,
-		Dialer:          func(context.Context, string, string) (net.Conn, error) { return nil, err },
-		Protocol:        2,
-		DisableIdentity: true,
-	})
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -228,20 +227,6 @@ func TestClient_ConnectionErrorsHaveHints(t *testing.T) {
 				t.Errorf("took %v; the timeouts were not applied", d)
 			}
 		})
-	}
-}
-
-func TestClient_UnknownConfigurationNeverDials(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, valkey.Options{Unknown: []string{"url"}})
-	_, _, err := c.EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
-	u := unreachable(t, err, "not known yet", valkey.CauseConfigUnknown)
-	var unknown *valkey.ConfigUnknownError
-	if !errors.As(u, &unknown) || !reflect.DeepEqual(unknown.Settings, []string{"url"}) {
-		t.Fatalf("err = %v, want ConfigUnknownError", err)
-	}
-	if _, _, err := c.Group(context.Background(), "k", "g"); !errors.As(err, &unknown) {
-		t.Errorf("Group err = %v, want ConfigUnknownError", err)
 	}
 }
 

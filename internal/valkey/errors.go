@@ -151,7 +151,6 @@ type Cause int
 
 const (
 	CauseOther         Cause = iota
-	CauseConfigUnknown       // the options were not known yet: nothing was dialled
 	CauseAuth                // WRONGPASS or NOAUTH: wrong user or password, or a disabled user
 	CauseNoPerm              // a command the connection needs is not allowed to the user
 	CauseClusterDown         // CLUSTERDOWN while connecting
@@ -170,21 +169,18 @@ const (
 // Cause tells what kind of failure e is.
 func (e *UnreachableError) Cause() Cause {
 	var (
-		rerr    redis.Error
-		unknown *ConfigUnknownError
-		dnsErr  *net.DNSError
-		verify  *tls.CertificateVerificationError
-		uaErr   x509.UnknownAuthorityError
-		hnErr   x509.HostnameError
-		ciErr   x509.CertificateInvalidError
-		recErr  tls.RecordHeaderError
-		opErr   *net.OpError
-		netErr  net.Error
+		rerr   redis.Error
+		dnsErr *net.DNSError
+		verify *tls.CertificateVerificationError
+		uaErr  x509.UnknownAuthorityError
+		hnErr  x509.HostnameError
+		ciErr  x509.CertificateInvalidError
+		recErr tls.RecordHeaderError
+		opErr  *net.OpError
+		netErr net.Error
 	)
 	closed := errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)
 	switch {
-	case errors.As(e.Err, &unknown):
-		return CauseConfigUnknown
 	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR"):
 		return CauseNoDatabase
 	case errors.As(e.Err, &rerr) && isAuthReply(rerr.Error()):
@@ -215,17 +211,6 @@ func (e *UnreachableError) Cause() Cause {
 		return CauseTimeout
 	}
 	return CauseOther
-}
-
-// ConfigUnknownError is what every command returns when the client's options were not known
-// yet (they depend on values that exist only later), so no server can be contacted.
-type ConfigUnknownError struct {
-	Settings []string // the options that were unknown, in the caller's names
-}
-
-func (e *ConfigUnknownError) Error() string {
-	return fmt.Sprintf("the connection settings were not known yet (%s), so no server can be contacted",
-		strings.Join(e.Settings, ", "))
 }
 
 // OptionError is an Options value the client cannot use. Field is the Options field, such as

@@ -47,10 +47,6 @@ type Options struct {
 	// with Sentinel, else none. A cluster cannot take it (WAIT has no key to be routed by).
 	MinReplicaAcks    *int
 	ReplicaAckTimeout time.Duration // 0: DefaultReplicaAckTimeout
-
-	// Unknown, when set, names the settings that were not known yet when the client was made.
-	// Every command then fails with a ConfigUnknownError and nothing is dialled.
-	Unknown []string
 }
 
 // TLSOptions turn TLS on. PEM strings and file paths are alternatives for the same thing.
