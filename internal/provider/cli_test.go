@@ -4,20 +4,28 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 )
 
-// The CLI harness drives the real Terraform CLI against the built provider through a dev
-// override, for what terraform-plugin-testing does not expose: warning diagnostics (what
-// reviewers read in a plan), the TRACE log and the CLI's own output, and concurrent runs.
+// The CLI harness drives the real Terraform CLI (or OpenTofu) against the built provider through
+// a dev override, with hashicorp/terraform-exec, and reads what it prints with
+// hashicorp/terraform-json. It is for what terraform-plugin-testing does not expose: warning
+// diagnostics (what reviewers read in a plan), the terminal output, the TRACE log, saved plans,
+// import, and concurrent runs.
 
 var (
 	cliBuild     sync.Once
@@ -32,26 +40,34 @@ func cliCleanup() {
 	}
 }
 
-// cliDiagnostic is one diagnostic line of `terraform ... -json`.
+// cliDiagnostic is one diagnostic the CLI printed: terraform-json's, with the resource address
+// that the -json stream adds to a resource's diagnostics (terraform-json v0.27 does not read it).
+// A diagnostic of a direct call (planPreview) has the attribute it is on instead of a snippet.
 type cliDiagnostic struct {
-	Severity string `json:"severity"`
-	Summary  string `json:"summary"`
-	Detail   string `json:"detail"`
-	Address  string `json:"address"` // the resource's, on resource diagnostics
-	Snippet  struct {
-		Code string `json:"code"` // the configuration line the diagnostic points at
-	} `json:"snippet"`
+	tfjson.Diagnostic
+	Address   string    `json:"address"`
+	attribute path.Path // of a direct call's diagnostic
 }
 
+// changeSummary is the change_summary message of a -json plan or apply (terraform-json v0.27
+// has no type for it).
+type changeSummary struct{ Add, Change, Import, Remove int }
+
+// cliRun is a working directory and the CLI that runs in it, one command at a time (concurrent
+// runs use a cliRun each). Every run writes a TF_LOG=TRACE log to tracePath and sees
+// VALKEY_PASSWORD empty unless withPassword says otherwise.
 type cliRun struct {
-	t      *testing.T
-	dir    string
-	config string // dev-override CLI configuration file
-	human  bool   // runs print what people read instead of -json, and have no diags
+	t     *testing.T
+	tf    *tfexec.Terraform
+	dir   string
+	env   map[string]string // the environment of every run
+	ctx   context.Context   // stops the runs when it ends: the test's own unless a test sets one
+	human bool              // plan and apply print what people read instead of -json, and have no diags
 }
 
-// newCLIRun prepares a working directory with config as main.tf. It skips unless TF_ACC and
-// TF_ACC_TERRAFORM_PATH are set, like the acceptance tests.
+// newCLIRun prepares a working directory with config as main.tf, and the CLI with a
+// configuration that overrides the provider with the one built from this module. It skips
+// unless TF_ACC and TF_ACC_TERRAFORM_PATH are set, like the acceptance tests.
 func newCLIRun(t *testing.T, config string) *cliRun {
 	t.Helper()
 	needCLI(t)
@@ -74,8 +90,41 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 	// Both registries: OpenTofu resolves "echomq/valkey" at registry.opentofu.org.
 	writeFile(t, rc, fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n    %q = %q\n  }\n  direct {}\n}\n",
 		"registry.terraform.io/echomq/valkey", cliPluginDir, "registry.opentofu.org/echomq/valkey", cliPluginDir))
-	r := &cliRun{t: t, dir: filepath.Join(dir, "work"), config: rc}
+	r := startCLI(t, filepath.Join(dir, "work"), rc)
 	r.write(config)
+	return r
+}
+
+// startCLI makes dir and sets up the CLI to run there with the CLI configuration file rc.
+// terraform-exec sets TF_IN_AUTOMATION, passes -input=false, and keeps TF_LOG and TF_LOG_PATH
+// to itself: the trace log is asked of it.
+func startCLI(t *testing.T, dir, rc string) *cliRun {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	env = tfexec.CleanEnv(env) // the variables terraform-exec refuses to take from SetEnv
+	env["TF_CLI_CONFIG_FILE"], env["CHECKPOINT_DISABLE"], env["VALKEY_PASSWORD"] = rc, "1", ""
+	r := &cliRun{t: t, tf: tf, dir: dir, env: env, ctx: t.Context()}
+	if err := tf.SetEnv(env); err != nil {
+		t.Fatal(err)
+	}
+	if err := tf.SetLog("TRACE"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tf.SetLogPath(r.tracePath()); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 
@@ -85,6 +134,20 @@ func needCLI(t *testing.T) {
 	if os.Getenv("TF_ACC") == "" || os.Getenv("TF_ACC_TERRAFORM_PATH") == "" {
 		t.Skip("set TF_ACC=1 and TF_ACC_TERRAFORM_PATH to drive the Terraform CLI")
 	}
+}
+
+// cliVersion is the version the CLI under test reports.
+func cliVersion(t *testing.T) *version.Version {
+	t.Helper()
+	tf, err := tfexec.NewTerraform(t.TempDir(), os.Getenv("TF_ACC_TERRAFORM_PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := tf.Version(t.Context(), false)
+	if err != nil {
+		t.Fatalf("terraform version: %v", err)
+	}
+	return v
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -107,11 +170,11 @@ func (r *cliRun) put(name, content string) {
 	writeFile(r.t, filepath.Join(r.dir, name), content)
 }
 
-// run runs terraform and returns its diagnostics; it fails the test when the command's exit
-// status is not what wantOK says.
-func (r *cliRun) run(wantOK bool, args ...string) []cliDiagnostic {
-	r.t.Helper()
-	return r.exec(r.t.Context(), nil, args...).must(r.t, wantOK).diags
+// withPassword gives the next runs password in VALKEY_PASSWORD, the one way that keeps it out
+// of every artefact.
+func (r *cliRun) withPassword(password string) *cliRun {
+	r.env["VALKEY_PASSWORD"] = password
+	return r
 }
 
 // Summaries of the provider's per-group warnings, as patterns: each names its group and stream
@@ -133,7 +196,7 @@ const (
 
 // findDiagnostic returns the diagnostics with the given severity and summary; a summary that
 // starts with "^" is a regular expression (the patterns above).
-func findDiagnostic(diags []cliDiagnostic, severity, summary string) []cliDiagnostic {
+func findDiagnostic(diags []cliDiagnostic, severity tfjson.DiagnosticSeverity, summary string) []cliDiagnostic {
 	match := func(s string) bool { return s == summary }
 	if strings.HasPrefix(summary, "^") {
 		match = regexp.MustCompile(summary).MatchString
@@ -151,7 +214,7 @@ func findDiagnostic(diags []cliDiagnostic, severity, summary string) []cliDiagno
 // fragment in its detail.
 func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int, fragments ...string) {
 	t.Helper()
-	found := findDiagnostic(diags, "warning", summary)
+	found := findDiagnostic(diags, tfjson.DiagnosticSeverityWarning, summary)
 	if len(found) != want {
 		t.Fatalf("%d warnings %q, want %d; diagnostics: %+v", len(found), summary, want, diags)
 	}
@@ -167,77 +230,237 @@ func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int
 // unwrap joins the detail's lines, which Terraform may wrap.
 func unwrap(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// cliResult is one terraform run made by exec, which never stops the test itself, so that
+// cliResult is one command run by a cliRun, which never stops the test itself, so that
 // concurrent runs can report from their own goroutines.
 type cliResult struct {
-	args           []string
-	diags          []cliDiagnostic
+	command        string
+	diags          []cliDiagnostic // of a -json run
+	summary        *changeSummary  // of a -json plan or apply
+	changes        bool            // of a plan: it plans changes (-detailed-exitcode)
+	found          []tfjson.ListResourceFoundData
 	stdout, stderr []byte
 	err            error
 }
 
-// exec runs terraform in r's directory with TF_LOG=TRACE written to r.tracePath(),
-// VALKEY_PASSWORD empty, and env added (VALKEY_PASSWORD, say). For the commands that take them,
-// -no-color, and -json unless r.human, go right after the subcommand, as positional arguments
-// (a plan file) must come last; `show` prints JSON only when asked, `import` takes -no-color
-// only, and `state` neither.
-func (r *cliRun) exec(ctx context.Context, env []string, args ...string) cliResult {
-	var flags []string
-	switch args[0] {
-	case "plan", "apply", "destroy", "refresh", "validate":
-		flags = []string{"-no-color"}
-		if !r.human {
-			flags = append(flags, "-json")
-		}
-	case "show", "import":
-		flags = []string{"-no-color"}
-	}
-	cmd := exec.CommandContext(ctx, os.Getenv("TF_ACC_TERRAFORM_PATH"), slices.Concat(args[:1], flags, args[1:])...)
-	cmd.Dir = r.dir
-	cmd.Env = append(append(os.Environ(), "TF_CLI_CONFIG_FILE="+r.config, "TF_IN_AUTOMATION=1", "TF_INPUT=0", "CHECKPOINT_DISABLE=1",
-		"TF_LOG=TRACE", "TF_LOG_PATH="+r.tracePath(), "VALKEY_PASSWORD="), env...)
+// run runs one command with r's environment, capturing what it prints.
+func (r *cliRun) run(command string, run func(ctx context.Context, stdout io.Writer) error) cliResult {
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	res := cliResult{args: args, err: cmd.Run(), stdout: stdout.Bytes(), stderr: stderr.Bytes()}
-	if args[0] == "validate" && !r.human {
-		// validate -json prints one object, not a stream of messages.
-		var out struct {
-			Diagnostics []cliDiagnostic `json:"diagnostics"`
-		}
-		if json.Unmarshal(res.stdout, &out) == nil {
-			res.diags = out.Diagnostics
-		}
-		return res
+	r.tf.SetStdout(&stdout)
+	r.tf.SetStderr(&stderr)
+	err := r.tf.SetEnv(r.env)
+	if err == nil {
+		err = run(r.ctx, &stdout)
 	}
-	for line := range bytes.Lines(res.stdout) {
-		var msg struct {
-			Type       string        `json:"type"`
-			Diagnostic cliDiagnostic `json:"diagnostic"`
-		}
-		if json.Unmarshal(line, &msg) == nil && msg.Type == "diagnostic" {
-			res.diags = append(res.diags, msg.Diagnostic)
-		}
+	return cliResult{command: command, stdout: stdout.Bytes(), stderr: stderr.Bytes(), err: err}
+}
+
+// ui runs a command that streams -json UI messages (or prints for people, when r.human) and
+// reads its diagnostics and change summary.
+func (r *cliRun) ui(command string, human, json func(ctx context.Context, w io.Writer) error) cliResult {
+	if r.human {
+		return r.run(command, human)
 	}
+	res := r.run(command, json)
+	res.readMessages()
 	return res
 }
 
-// must fails the test unless the run's exit status is what wantOK says; call it from the
-// test's goroutine.
+// readMessages reads the diagnostics and the change summary of a -json stream.
+func (res *cliResult) readMessages() {
+	for line := range bytes.Lines(res.stdout) {
+		var msg struct {
+			Type       tfjson.LogMessageType `json:"type"`
+			Diagnostic cliDiagnostic         `json:"diagnostic"`
+			Changes    changeSummary         `json:"changes"`
+		}
+		if json.Unmarshal(line, &msg) != nil {
+			continue
+		}
+		switch msg.Type {
+		case tfjson.MessageTypeDiagnostic:
+			res.diags = append(res.diags, msg.Diagnostic)
+		case "change_summary":
+			res.summary = &msg.Changes
+		}
+	}
+}
+
+func (r *cliRun) plan(opts ...tfexec.PlanOption) cliResult {
+	var changes bool
+	res := r.ui("plan", func(ctx context.Context, _ io.Writer) (err error) {
+		changes, err = r.tf.Plan(ctx, opts...)
+		return err
+	}, func(ctx context.Context, w io.Writer) (err error) {
+		changes, err = r.tf.PlanJSON(ctx, w, opts...)
+		return err
+	})
+	res.changes = changes
+	return res
+}
+
+func (r *cliRun) apply(opts ...tfexec.ApplyOption) cliResult {
+	return r.ui("apply", func(ctx context.Context, _ io.Writer) error { return r.tf.Apply(ctx, opts...) },
+		func(ctx context.Context, w io.Writer) error { return r.tf.ApplyJSON(ctx, w, opts...) })
+}
+
+func (r *cliRun) destroy(opts ...tfexec.DestroyOption) cliResult {
+	return r.ui("destroy", func(ctx context.Context, _ io.Writer) error { return r.tf.Destroy(ctx, opts...) },
+		func(ctx context.Context, w io.Writer) error { return r.tf.DestroyJSON(ctx, w, opts...) })
+}
+
+func (r *cliRun) refresh(opts ...tfexec.RefreshCmdOption) cliResult {
+	return r.ui("refresh", func(ctx context.Context, _ io.Writer) error { return r.tf.Refresh(ctx, opts...) },
+		func(ctx context.Context, w io.Writer) error { return r.tf.RefreshJSON(ctx, w, opts...) })
+}
+
+// importID runs `terraform import address id`, which prints only for people.
+func (r *cliRun) importID(address, id string) cliResult {
+	return r.run("import", func(ctx context.Context, _ io.Writer) error { return r.tf.Import(ctx, address, id) })
+}
+
+// initialize runs `terraform init`; dev overrides need none.
+func (r *cliRun) initialize() cliResult {
+	return r.run("init", func(ctx context.Context, _ io.Writer) error { return r.tf.Init(ctx) })
+}
+
+// query runs `terraform query -json` (Terraform 1.14 and later; terraform-exec refuses older
+// versions, and so OpenTofu 1.12) and keeps what it found and its diagnostics. The messages
+// reach the harness decoded, so its stdout is them encoded again.
+func (r *cliRun) query(opts ...tfexec.QueryOption) cliResult {
+	var (
+		found []tfjson.ListResourceFoundData
+		diags []cliDiagnostic
+	)
+	res := r.run("query", func(ctx context.Context, w io.Writer) error {
+		messages, err := r.tf.QueryJSON(ctx, opts...)
+		if err != nil {
+			return err
+		}
+		for next := range messages {
+			if next.Msg == nil {
+				return next.Err
+			}
+			switch m := next.Msg.(type) {
+			case tfjson.ListResourceFoundMessage:
+				found = append(found, m.ListResourceFound)
+			case tfjson.DiagnosticLogMessage:
+				diags = append(diags, cliDiagnostic{Diagnostic: m.Diagnostic})
+			}
+			line, err := json.Marshal(next.Msg)
+			if err != nil {
+				return err
+			}
+			if _, err := fmt.Fprintf(w, "%s\n", line); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	res.found, res.diags = found, diags
+	return res
+}
+
+// must fails the test unless the run's exit status is what wantOK says: a failure is the CLI's
+// own exit status, not terraform-exec refusing to run it. Call it from the test's goroutine.
 func (res cliResult) must(t *testing.T, wantOK bool) cliResult {
 	t.Helper()
-	if (res.err == nil) != wantOK {
-		t.Fatalf("terraform %s: err=%v, want ok=%v\n%s", strings.Join(res.args, " "), res.err, wantOK, res.output())
+	var exit *exec.ExitError
+	if failed := errors.As(res.err, &exit); (res.err == nil) != wantOK || (!wantOK && !failed) {
+		t.Fatalf("terraform %s: err=%v, want ok=%v\n%s", res.command, res.err, wantOK, res.output())
 	}
 	return res
 }
 
 // output is what the run printed, stdout then stderr.
-func (res cliResult) output() []byte { return slices.Concat(res.stdout, res.stderr) }
+func (res cliResult) output() []byte { return append(append([]byte{}, res.stdout...), res.stderr...) }
 
-// tracePath is where exec's runs write their TF_LOG=TRACE log.
+// validate runs `terraform validate -json`.
+func (r *cliRun) validate() *tfjson.ValidateOutput {
+	r.t.Helper()
+	var out *tfjson.ValidateOutput
+	r.run("validate", func(ctx context.Context, _ io.Writer) (err error) {
+		out, err = r.tf.Validate(ctx) // no error when the configuration is not valid
+		return err
+	}).must(r.t, true)
+	return out
+}
+
+// asCLIDiagnostics are terraform-json's diagnostics as the harness reads them.
+func asCLIDiagnostics(diags []tfjson.Diagnostic) []cliDiagnostic {
+	out := make([]cliDiagnostic, len(diags))
+	for i, d := range diags {
+		out[i] = cliDiagnostic{Diagnostic: d}
+	}
+	return out
+}
+
+// providerSchemas runs `terraform providers schema -json`.
+func (r *cliRun) providerSchemas() *tfjson.ProviderSchemas {
+	r.t.Helper()
+	var s *tfjson.ProviderSchemas
+	r.run("providers schema", func(ctx context.Context, _ io.Writer) (err error) {
+		s, err = r.tf.ProvidersSchema(ctx)
+		return err
+	}).must(r.t, true)
+	return s
+}
+
+// outputs runs `terraform output -json`.
+func (r *cliRun) outputs() map[string]tfexec.OutputMeta {
+	r.t.Helper()
+	var out map[string]tfexec.OutputMeta
+	r.run("output", func(ctx context.Context, _ io.Writer) (err error) {
+		out, err = r.tf.Output(ctx)
+		return err
+	}).must(r.t, true)
+	return out
+}
+
+// stateRm removes each address from state, one `terraform state rm` each.
+func (r *cliRun) stateRm(addresses ...string) {
+	r.t.Helper()
+	for _, a := range addresses {
+		r.run("state rm "+a, func(ctx context.Context, _ io.Writer) error { return r.tf.StateRm(ctx, a) }).must(r.t, true)
+	}
+}
+
+// showPlan reads the saved plan file with `terraform show -json`; the result holds the JSON as
+// the CLI printed it.
+func (r *cliRun) showPlan(file string) (*tfjson.Plan, cliResult) {
+	r.t.Helper()
+	var plan *tfjson.Plan
+	res := r.run("show -json "+file, func(ctx context.Context, _ io.Writer) (err error) {
+		plan, err = r.tf.ShowPlanFile(ctx, file)
+		return err
+	}).must(r.t, true)
+	return plan, res
+}
+
+// showPlanText is `terraform show` of the saved plan file, as people read it.
+func (r *cliRun) showPlanText(file string) string {
+	r.t.Helper()
+	var out string
+	r.run("show "+file, func(ctx context.Context, _ io.Writer) (err error) {
+		out, err = r.tf.ShowPlanFileRaw(ctx, file)
+		return err
+	}).must(r.t, true)
+	return out
+}
+
+// expectEmptyPlan fails unless a plan (with -detailed-exitcode) succeeds and plans nothing.
+func (r *cliRun) expectEmptyPlan() cliResult {
+	r.t.Helper()
+	res := r.plan()
+	if res.err != nil || res.changes {
+		r.t.Errorf("plan is not empty (err %v):\n%s", res.err, res.output())
+	}
+	return res
+}
+
+// tracePath is where the runs write their TF_LOG=TRACE log.
 func (r *cliRun) tracePath() string { return filepath.Join(filepath.Dir(r.dir), "trace.log") }
 
-// stateGroup is one valkey_stream_group instance in a terraform.tfstate file.
+// stateGroup is one valkey_stream_group instance in state.
 type stateGroup struct {
 	Address          string // resource name, as in valkey_stream_group.<Address>
 	ID, Stream, Name string
@@ -246,46 +469,60 @@ type stateGroup struct {
 	Identity         map[string]any // nil where the CLI stores none (before 1.12)
 }
 
-// stateGroups reads the groups recorded in r's terraform.tfstate (none when there is no file).
+// stateGroups reads the groups recorded in r's state with `terraform show -json` (none when
+// there is no state).
 func (r *cliRun) stateGroups() []stateGroup {
 	r.t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	if os.IsNotExist(err) {
+	var state *tfjson.State
+	r.run("show", func(ctx context.Context, _ io.Writer) (err error) {
+		state, err = r.tf.Show(ctx)
+		return err
+	}).must(r.t, true)
+	if state.Values == nil {
 		return nil
 	}
+	var groups []stateGroup
+	for _, res := range state.Values.RootModule.Resources {
+		if res.Type != "valkey_stream_group" || res.Mode != tfjson.ManagedResourceMode {
+			continue
+		}
+		a := res.AttributeValues
+		g := stateGroup{Address: res.Name, Identity: res.IdentityValues}
+		g.ID, _ = a["id"].(string)
+		g.Stream, _ = a["stream"].(string)
+		g.Name, _ = a["name"].(string)
+		g.Adopted, _ = a["adopted"].(bool)
+		if start, ok := a["group_start"].(string); ok {
+			g.GroupStart = &start
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}
+
+// stateGroup is the group recorded as valkey_stream_group.<address>; it fails the test when
+// there is none.
+func (r *cliRun) stateGroup(address string) stateGroup {
+	r.t.Helper()
+	groups := r.stateGroups()
+	for _, g := range groups {
+		if g.Address == address {
+			return g
+		}
+	}
+	r.t.Fatalf("valkey_stream_group.%s is not in state: %+v", address, groups)
+	return stateGroup{}
+}
+
+// readState is the state file as the CLI wrote it, for tests that compare it byte for byte or
+// edit it.
+func (r *cliRun) readState() []byte {
+	r.t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	var state struct {
-		Resources []struct {
-			Type      string `json:"type"`
-			Name      string `json:"name"`
-			Instances []struct {
-				Attributes struct {
-					ID         string  `json:"id"`
-					Stream     string  `json:"stream"`
-					Name       string  `json:"name"`
-					GroupStart *string `json:"group_start"`
-					Adopted    bool    `json:"adopted"`
-				} `json:"attributes"`
-				Identity map[string]any `json:"identity"`
-			} `json:"instances"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &state); err != nil {
-		r.t.Fatal(err)
-	}
-	var groups []stateGroup
-	for _, res := range state.Resources {
-		if res.Type != "valkey_stream_group" {
-			continue
-		}
-		for _, in := range res.Instances {
-			a := in.Attributes
-			groups = append(groups, stateGroup{res.Name, a.ID, a.Stream, a.Name, a.GroupStart, a.Adopted, in.Identity})
-		}
-	}
-	return groups
+	return b
 }
 
 // expectNoSecret fails if secret appears in r's TRACE log, its state files, or the output of
@@ -304,24 +541,11 @@ func (r *cliRun) expectNoSecret(secret string, runs ...cliResult) {
 		}
 	}
 	for i, res := range runs {
-		places[fmt.Sprintf("output of run %d, terraform %s", i+1, strings.Join(res.args, " "))] = res.output()
+		places[fmt.Sprintf("output of run %d, terraform %s", i+1, res.command)] = res.output()
 	}
 	for what, data := range places {
 		if i := bytes.Index(data, []byte(secret)); i >= 0 {
 			r.t.Errorf("%s holds the password: ...%s...", what, data[max(0, i-200):min(len(data), i+len(secret)+50)])
 		}
 	}
-}
-
-// stateGroup is the group recorded as valkey_stream_group.<address>; it fails the test when
-// there is none.
-func (r *cliRun) stateGroup(address string) stateGroup {
-	r.t.Helper()
-	for _, g := range r.stateGroups() {
-		if g.Address == address {
-			return g
-		}
-	}
-	r.t.Fatalf("valkey_stream_group.%s is not in state: %+v", address, r.stateGroups())
-	return stateGroup{}
 }

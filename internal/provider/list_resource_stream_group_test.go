@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -63,16 +64,7 @@ func newListProvider(t *testing.T, url string) *listProvider {
 // DynamicValue.
 func (p *listProvider) value(typ tftypes.Type, set map[string]tftypes.Value) *tfprotov6.DynamicValue {
 	p.t.Helper()
-	object, ok := typ.(tftypes.Object)
-	if !ok {
-		p.t.Fatalf("%v is not an object type", typ)
-	}
-	attrs := map[string]tftypes.Value{}
-	for name, at := range object.AttributeTypes {
-		attrs[name] = tftypes.NewValue(at, nil)
-	}
-	maps.Copy(attrs, set)
-	dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, attrs))
+	dv, err := tfprotov6.NewDynamicValue(typ, objectValue(p.t, typ, set))
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -170,7 +162,7 @@ func TestStreamGroupList_resultsAreWhatImportAndReadWrite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rdb.Set(t.Context(), stream+":text", "not a stream", 0)
+	mustDo(t, rdb.Set(t.Context(), stream+":text", "not a stream", 0).Err())
 	p := newListProvider(t, testServer(t).URL())
 
 	results := p.list(p.listConfig([]string{stream, stream + ":text", stream + ":missing"}, ""), true, 100)
@@ -205,7 +197,7 @@ func TestStreamGroupList_resultsAreWhatImportAndReadWrite(t *testing.T) {
 func TestStreamGroupList_withoutResourceGivesIdentitiesOnly(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	rdb.XGroupCreateMkStream(t.Context(), stream, "billing", "$")
+	mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, "billing", "$").Err())
 	p := newListProvider(t, testServer(t).URL())
 	results := p.list(p.listConfig(nil, valkeytest.TagPattern(stream)), false, 100)
 	if len(results) != 1 || p.identityOf(results[0]) != stream+" billing" || results[0].Resource != nil {
@@ -217,7 +209,7 @@ func TestStreamGroupList_stopsAtTheLimit(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	for i := range 5 {
-		rdb.XGroupCreateMkStream(t.Context(), stream, fmt.Sprintf("g%d", i), "$")
+		mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, fmt.Sprintf("g%d", i), "$").Err())
 	}
 	p := newListProvider(t, testServer(t).URL())
 	if results := p.list(p.listConfig([]string{stream}, ""), false, 2); len(results) != 2 {
@@ -292,46 +284,33 @@ func queryConfig(name, body string) string {
 }
 
 // newQueryRun is newCLIRun for `terraform query`: it skips on CLIs without it (Terraform
-// before 1.14, OpenTofu 1.12), and writes query as the query file.
+// before 1.14, and OpenTofu 1.12, which terraform-exec refuses as older than 1.14), and writes
+// query as the query file.
 func newQueryRun(t *testing.T, config, query string) *cliRun {
 	t.Helper()
-	r := newCLIRun(t, config)
-	if res := r.exec(t.Context(), nil, "query", "-help"); res.err != nil {
+	needCLI(t)
+	if v := cliVersion(t); v.LessThan(version.Must(version.NewVersion("1.14.0"))) {
 		t.Skipf("%s (version %s) has no query command; Terraform 1.14 and later have it, OpenTofu 1.12 does not",
-			filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), cliVersion(t))
+			filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), v)
 	}
+	r := newCLIRun(t, config)
 	r.put("groups.tfquery.hcl", query)
 	return r
 }
 
-// queryFound is what `terraform query -json` found: "stream name" per list block address, and
-// the display names.
+// queryFound is what a query found: "stream name" per list block address, and the display
+// names.
 type queryFound struct {
 	groups       map[string][]string // "list.valkey_stream_group.x" -> sorted "stream name"
 	displayNames []string
-	diags        []cliDiagnostic
 }
 
-// query runs `terraform query -json` and reads what it found; the test fails unless its exit
-// status is what wantOK says.
-func (r *cliRun) query(wantOK bool) queryFound {
-	r.t.Helper()
-	res := r.exec(r.t.Context(), nil, "query", "-no-color", "-json").must(r.t, wantOK)
-	found := queryFound{groups: map[string][]string{}, diags: res.diags}
-	for line := range bytes.Lines(res.stdout) {
-		var msg struct {
-			Type  string `json:"type"`
-			Found struct {
-				Address     string            `json:"address"`
-				DisplayName string            `json:"display_name"`
-				Identity    map[string]string `json:"identity"`
-			} `json:"list_resource_found"`
-		}
-		if json.Unmarshal(line, &msg) != nil || msg.Type != "list_resource_found" {
-			continue
-		}
-		found.groups[msg.Found.Address] = append(found.groups[msg.Found.Address], msg.Found.Identity["stream"]+" "+msg.Found.Identity["name"])
-		found.displayNames = append(found.displayNames, msg.Found.DisplayName)
+// foundBy reads what the query run res found.
+func foundBy(res cliResult) queryFound {
+	found := queryFound{groups: map[string][]string{}}
+	for _, f := range res.found {
+		found.groups[f.Address] = append(found.groups[f.Address], fmt.Sprintf("%v %v", f.Identity["stream"], f.Identity["name"]))
+		found.displayNames = append(found.displayNames, f.DisplayName)
 	}
 	for _, groups := range found.groups {
 		slices.Sort(groups)
@@ -358,13 +337,13 @@ func TestCLIStreamGroupList_findsNamedAndMatchedGroups(t *testing.T) {
 			}
 		}
 	}
-	rdb.Set(t.Context(), prefix+"orders/text", "not a stream", 0)
-	rdb.HSet(t.Context(), prefix+"payments/hash", "f", "v")
+	mustDo(t, rdb.Set(t.Context(), prefix+"orders/text", "not a stream", 0).Err())
+	mustDo(t, rdb.HSet(t.Context(), prefix+"payments/hash", "f", "v").Err())
 	r := newQueryRun(t, testAccProviderConfig(testServer(t)),
 		queryConfig("orders", fmt.Sprintf("match = %q", prefix+"orders/*"))+
 			queryConfig("named", fmt.Sprintf("streams = [%q, %q, %q]", prefix+"payments", prefix+"payments/hash", prefix+"missing")))
 
-	found := r.query(true)
+	found := foundBy(r.query().must(t, true))
 	want := map[string][]string{
 		"list.valkey_stream_group.orders": {prefix + "orders/eu billing", prefix + "orders/eu team/audit", prefix + "orders/us billing"},
 		"list.valkey_stream_group.named":  {prefix + "payments billing"},
@@ -391,14 +370,14 @@ func TestCLIStreamGroupList_clusterScansEveryPrimary(t *testing.T) {
 	var want []string
 	for i := range 9 {
 		stream := fmt.Sprintf("emq:{tenant-%d}:stream/main", i)
-		admin.XGroupCreateMkStream(t.Context(), stream, "team/billing", "$")
+		mustDo(t, admin.XGroupCreateMkStream(t.Context(), stream, "team/billing", "$").Err())
 		want = append(want, stream+" team/billing")
 	}
-	admin.Set(t.Context(), "emq:{tenant-x}:stream/main", "not a stream", 0)
+	mustDo(t, admin.Set(t.Context(), "emq:{tenant-x}:stream/main", "not a stream", 0).Err())
 	slices.Sort(want)
 	r.write(fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%q]\n  }\n}\n", cluster.Addrs()[0]))
 
-	if got := r.query(true).groups["list.valkey_stream_group.tenants"]; !slices.Equal(got, want) {
+	if got := foundBy(r.query().must(t, true)).groups["list.valkey_stream_group.tenants"]; !slices.Equal(got, want) {
 		t.Errorf("terraform query found %q, want %q", got, want)
 	}
 }
@@ -414,13 +393,13 @@ func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing
 	listed := map[string][]string{"orders/eu": {"billing", "team/audit"}, "orders/us": {"billing"}}
 	for stream, groups := range listed {
 		for _, g := range groups {
-			rdb.XGroupCreateMkStream(t.Context(), stream, g, "$")
+			mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, g, "$").Err())
 		}
 	}
-	rdb.XGroupCreateMkStream(t.Context(), "payments", "billing", "$") // not matched: stays out
+	mustDo(t, rdb.XGroupCreateMkStream(t.Context(), "payments", "billing", "$").Err()) // not matched: stays out
 	r := newQueryRun(t, testAccProviderConfig(srv), queryConfig("orders", `match = "orders/*"`))
 
-	r.exec(t.Context(), nil, "query", "-no-color", "-generate-config-out=generated.tf").must(t, true)
+	r.query(tfexec.GenerateConfigOut("generated.tf")).must(t, true)
 	path := filepath.Join(r.dir, "generated.tf")
 	generated, err := os.ReadFile(path)
 	if err != nil {
@@ -441,18 +420,18 @@ func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing
 	}
 
 	// Until the start is declared, the plan fails on it: the provider never picks one.
-	if errs := findDiagnostic(r.run(false, "plan"), "error", "Group Start Not Declared"); len(errs) != 3 {
+	if errs := findDiagnostic(r.plan().must(t, false).diags, tfjson.DiagnosticSeverityError, "Group Start Not Declared"); len(errs) != 3 {
 		t.Errorf("%d Group Start Not Declared errors before the start is declared, want one per group (3)", len(errs))
 	}
 	// The user declares the start of every group, then applies.
 	writeFile(t, path, strings.ReplaceAll(string(generated), "group_start = null", `group_start = "new"`))
-	rdb.ConfigResetStat(t.Context())
-	res := r.exec(t.Context(), nil, "apply", "-auto-approve").must(t, true)
+	mustDo(t, rdb.ConfigResetStat(t.Context()).Err())
+	res := r.apply().must(t, true)
 	if n := valkeytest.CommandCalls(t, rdb, "xgroup|create"); n != 0 {
 		t.Errorf("apply sent XGROUP CREATE %d times, want none", n)
 	}
-	if summary := changeSummary(t, res.stdout); summary.Import != 3 || summary.Add != 0 || summary.Remove != 0 {
-		t.Errorf("apply summary %+v, want 3 imported and nothing added or removed", summary)
+	if s := res.summary; s == nil || s.Import != 3 || s.Add != 0 || s.Remove != 0 {
+		t.Errorf("apply summary %+v, want 3 imported and nothing added or removed", s)
 	}
 	var inState []string
 	for _, g := range r.stateGroups() {
@@ -466,42 +445,26 @@ func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing
 	if want := []string{"orders/eu billing", "orders/eu team/audit", "orders/us billing"}; !slices.Equal(inState, want) {
 		t.Errorf("state holds %q, want the listed groups %q", inState, want)
 	}
-	r.run(true, "plan", "-detailed-exitcode")
-}
-
-// changeSummary is the change_summary message of an -json apply.
-func changeSummary(t *testing.T, stdout []byte) (summary struct{ Add, Change, Import, Remove int }) {
-	t.Helper()
-	for line := range bytes.Lines(stdout) {
-		var msg struct {
-			Type    string `json:"type"`
-			Changes struct{ Add, Change, Import, Remove int }
-		}
-		if json.Unmarshal(line, &msg) == nil && msg.Type == "change_summary" {
-			return msg.Changes
-		}
-	}
-	t.Fatalf("no change_summary in\n%s", stdout)
-	return summary
+	r.expectEmptyPlan()
 }
 
 func TestCLIStreamGroupList_unreachableServerFailsTheQueryNamingTheAddress(t *testing.T) {
 	t.Parallel()
 	addr := closedAddr(t)
 	r := newQueryRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+addr+"/0"), queryConfig("orders", `match = "orders/*"`))
-	found := r.query(false)
-	errs := findDiagnostic(found.diags, "error", "Consumer Groups Not Listed")
+	res := r.query().must(t, false)
+	errs := findDiagnostic(res.diags, tfjson.DiagnosticSeverityError, "Consumer Groups Not Listed")
 	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), addr) || !strings.Contains(unwrap(errs[0].Detail), `the streams matching "orders/*"`) {
-		t.Errorf("diagnostics %+v; want one error naming %s and the pattern", found.diags, addr)
+		t.Errorf("diagnostics %+v; want one error naming %s and the pattern", res.diags, addr)
 	}
 }
 
 func TestCLIStreamGroupList_configWithoutStreamsOrMatchFailsOnTheAttribute(t *testing.T) {
 	t.Parallel()
 	r := newQueryRun(t, testAccProviderConfig(testServer(t)), queryConfig("nothing", ""))
-	found := r.query(false)
-	if errs := findDiagnostic(found.diags, "error", "Streams Or Match Required"); len(errs) != 1 {
-		t.Errorf("diagnostics %+v; want Streams Or Match Required", found.diags)
+	res := r.query().must(t, false)
+	if errs := findDiagnostic(res.diags, tfjson.DiagnosticSeverityError, "Streams Or Match Required"); len(errs) != 1 {
+		t.Errorf("diagnostics %+v; want Streams Or Match Required", res.diags)
 	}
 }
 

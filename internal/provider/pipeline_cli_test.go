@@ -12,6 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -49,45 +53,36 @@ func expectInOrder(t *testing.T, text string, fragments ...string) {
 	}
 }
 
-// savedPlan is what `show -json tfplan` says of each resource: its actions and planned values.
-type savedPlan map[string]struct {
-	Actions []string
-	After   map[string]any
-}
+// savedPlan is what `show -json tfplan` says of each resource, by address.
+type savedPlan map[string]*tfjson.Change
 
-// showSaved runs `show` on the saved plan, in JSON and for people, and fails if either holds
-// a word the provider said while planning: a saved plan keeps no diagnostics.
+// showSaved reads the saved plan, in JSON and for people, and fails if either holds a word the
+// provider said while planning: a saved plan keeps no diagnostics. It returns the plan's
+// changes and its JSON as the CLI printed it.
 func (r *cliRun) showSaved(plan cliResult) (savedPlan, []byte) {
 	r.t.Helper()
-	js := r.exec(r.t.Context(), nil, "show", "-json", "tfplan").must(r.t, true).stdout
-	human := r.exec(r.t.Context(), nil, "show", "tfplan").must(r.t, true).stdout
+	doc, show := r.showPlan("tfplan")
+	human := r.showPlanText("tfplan")
 	for _, d := range plan.diags {
-		for _, out := range [][]byte{js, human} {
-			if strings.Contains(string(out), d.Summary) || strings.Contains(string(out), firstLine(d.Detail)) {
+		for _, out := range []string{string(show.stdout), human} {
+			if strings.Contains(out, d.Summary) || strings.Contains(out, firstLine(d.Detail)) {
 				r.t.Errorf("show tfplan holds the plan-time diagnostic %q: the guide says a saved plan keeps none", d.Summary)
 			}
 		}
 	}
-	var doc struct {
-		ResourceChanges []struct {
-			Address string
-			Change  struct {
-				Actions []string
-				After   map[string]any
-			}
-		} `json:"resource_changes"`
-	}
-	if err := json.Unmarshal(js, &doc); err != nil {
-		r.t.Fatal(err)
-	}
 	saved := savedPlan{}
 	for _, rc := range doc.ResourceChanges {
-		saved[rc.Address] = struct {
-			Actions []string
-			After   map[string]any
-		}{rc.Change.Actions, rc.Change.After}
+		saved[rc.Address] = rc.Change
 	}
-	return saved, js
+	return saved, show.stdout
+}
+
+// plannedStart is the group_start a change plans, or nil.
+func plannedStart(c *tfjson.Change) any {
+	if after, ok := c.After.(map[string]any); ok {
+		return after["group_start"]
+	}
+	return nil
 }
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
@@ -114,7 +109,7 @@ resource "valkey_stream_group" "svc" {
 		testAccNamedGroupConfig("ledger", small, "ledger", "head")+
 		testAccNamedGroupConfig("fresh", fresh, "fresh", "head"))
 
-	plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
 	for _, d := range plan.diags { // all but the CLI's own warning about the dev override
 		if d.Address == "" && !strings.Contains(d.Summary, "development overrides") {
 			t.Errorf("diagnostic %q has no resource address on this CLI", d.Summary)
@@ -135,7 +130,7 @@ resource "valkey_stream_group" "svc" {
 
 	saved, _ := r.showSaved(plan)
 	for _, address := range []string{`valkey_stream_group.svc["audit"]`, "valkey_stream_group.billing", "valkey_stream_group.ledger"} {
-		if got := saved[address]; !slices.Equal(got.Actions, []string{"create"}) || got.After["group_start"] != "head" {
+		if got := saved[address]; got == nil || !got.Actions.Create() || plannedStart(got) != "head" {
 			t.Errorf("saved plan of %s: %+v, want a create with group_start = \"head\" in its planned values", address, got)
 		}
 	}
@@ -154,7 +149,7 @@ func TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan(t *testing.T) {
 		testAccNamedGroupConfig("billing", stream, "billing", "head")+
 		testAccNamedGroupConfig("audit", stream, "audit", "new"))
 
-	plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
 	review := planReview(t, plan.stdout)
 	expectInOrder(t, review,
 		"**plan-time check skipped** · 2 planned changes",
@@ -164,7 +159,7 @@ func TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan(t *testing.T) {
 		"| not checked | `valkey_stream_group.billing` | create |",
 	)
 	saved, _ := r.showSaved(plan)
-	if got := saved["valkey_stream_group.billing"]; !slices.Equal(got.Actions, []string{"create"}) || got.After["group_start"] != "head" {
+	if got := saved["valkey_stream_group.billing"]; got == nil || !got.Actions.Create() || plannedStart(got) != "head" {
 		t.Errorf("saved plan of the unchecked group: %+v, want the same create a checked plan holds", got)
 	}
 }
@@ -212,11 +207,12 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 	// deny saves a plan of the current configuration and returns what the policy denies.
 	deny := func(approved ...string) ([]string, savedPlan) {
 		t.Helper()
-		plan := r.exec(t.Context(), nil, "plan", "-out=tfplan").must(t, true)
+		plan := r.plan(tfexec.Out("tfplan")).must(t, true)
 		saved, js := r.showSaved(plan)
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "plan.json"), string(js))
-		approvals, _ := json.Marshal(map[string]any{"valkey": map[string]any{"protected_streams": []string{protected}, "approved_head": approved}})
+		approvals, err := json.Marshal(map[string]any{"valkey": map[string]any{"protected_streams": []string{protected}, "approved_head": approved}})
+		mustDo(t, err)
 		writeFile(t, filepath.Join(dir, "approvals.json"), string(approvals))
 		out, err := exec.Command(opa, "eval", "--format", "json", "--data", policyDir, "--data", filepath.Join(dir, "approvals.json"),
 			"--input", filepath.Join(dir, "plan.json"), "data.terraform.valkey.deny").Output()
@@ -240,7 +236,7 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 	if denied, _ := deny(protected + "/billing"); len(denied) != 0 {
 		t.Fatalf("denied %q with billing approved", denied)
 	}
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 
 	// shipping: new -> head replaces the resource, and the new Create adopts the same group.
 	r.write(provider + anchor +
@@ -248,8 +244,8 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 		testAccNamedGroupConfig("shipping", protected, "shipping", "head") +
 		testAccNamedGroupConfig("elsewhere", other, "elsewhere", "head"))
 	denied, saved := deny()
-	if got := saved["valkey_stream_group.shipping"].Actions; !slices.Equal(got, []string{"delete", "create"}) {
-		t.Errorf("a group_start change is planned as %q, want [delete create]", got)
+	if got := saved["valkey_stream_group.shipping"]; got == nil || !got.Actions.DestroyBeforeCreate() {
+		t.Errorf("a group_start change is planned as %+v, want [delete create]", got)
 	}
 	if len(denied) != 0 {
 		t.Errorf("denied %q: a group_start change adopts the group and must go through", denied)
@@ -259,8 +255,8 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 	r.write(provider)
 	denied, saved = deny()
 	for _, address := range []string{"valkey_stream_group.billing", "valkey_stream_group.shipping", "valkey_stream_group.elsewhere", "terraform_data.anchor"} {
-		if got := saved[address].Actions; !slices.Equal(got, []string{"delete"}) {
-			t.Errorf("%s is planned as %q, want [delete]", address, got)
+		if got := saved[address]; got == nil || !got.Actions.Delete() {
+			t.Errorf("%s is planned as %+v, want [delete]", address, got)
 		}
 	}
 	if len(denied) != 1 || !strings.HasPrefix(denied[0], "terraform_data.anchor: ") {
@@ -293,12 +289,14 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	writeFile(t, empty, "")
 	r := installedRun(t, home, empty, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 	r.mustInit(version, string(constraint[1]))
-	if diags := r.installed("plan").diags; !slices.ContainsFunc(diags, func(d cliDiagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
+	if diags := r.installed(r.plan()).diags; !slices.ContainsFunc(diags, func(d cliDiagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
 		t.Errorf("the installed provider said nothing about the group it plans to create on a stream with entries: %+v", diags)
 	}
-	r.installed("apply", "-auto-approve")
+	r.installed(r.apply())
 	mustDo(t, checkGroupOnServer(rdb, stream, "billing"))
-	r.installed("plan", "-detailed-exitcode") // exit status 2 would mean changes: installed fails on it
+	if r.installed(r.plan()).changes {
+		t.Error("the plan after the apply has changes")
+	}
 
 	// A CI image: the mirror elsewhere, named by the CLI configuration; HOME holds nothing.
 	mirror := filepath.Join(t.TempDir(), "mirror")
@@ -312,7 +310,7 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	writeFile(t, config, strings.ReplaceAll(string(ci), `"/opt/terraform/plugins"`, fmt.Sprintf("%q", mirror)))
 	image := installedRun(t, t.TempDir(), config, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 	image.mustInit(version, string(constraint[1]))
-	image.installed("plan")
+	image.installed(image.plan())
 	if _, err := os.Stat(filepath.Join(mirror, cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io"), "echomq", "valkey", version, platform)); err != nil {
 		t.Fatal(err)
 	}
@@ -357,21 +355,22 @@ type installedCLIRun struct {
 }
 
 // installedRun prepares a working directory under home holding versions.tf and main.tf, run
-// with the CLI configuration file config.
+// with the CLI configuration file config and HOME at home.
 func installedRun(t *testing.T, home, config, versions, main string) installedCLIRun {
 	t.Helper()
-	r := installedCLIRun{&cliRun{t: t, dir: filepath.Join(home, "work"), config: config}, home}
+	r := installedCLIRun{startCLI(t, filepath.Join(home, "work"), config), home}
+	r.env["HOME"], r.env["TF_PLUGIN_CACHE_DIR"] = home, ""
 	writeFile(t, filepath.Join(r.dir, "versions.tf"), versions)
 	writeFile(t, filepath.Join(r.dir, "main.tf"), main)
 	return r
 }
 
-// installed runs the CLI and fails the test unless it succeeds without development overrides.
-func (r installedCLIRun) installed(args ...string) cliResult {
+// installed fails the test unless res succeeded without development overrides.
+func (r installedCLIRun) installed(res cliResult) cliResult {
 	r.t.Helper()
-	res := r.exec(r.t.Context(), []string{"HOME=" + r.home, "TF_PLUGIN_CACHE_DIR="}, args...).must(r.t, true)
+	res.must(r.t, true)
 	if strings.Contains(string(res.output()), "development overrides") {
-		r.t.Errorf("terraform %s ran with development overrides:\n%s", strings.Join(args, " "), res.output())
+		r.t.Errorf("terraform %s ran with development overrides:\n%s", res.command, res.output())
 	}
 	return res
 }
@@ -380,7 +379,7 @@ func (r installedCLIRun) installed(args ...string) cliResult {
 // the CLI's registry host, with the constraint and a checksum.
 func (r installedCLIRun) mustInit(version, constraint string) {
 	r.t.Helper()
-	r.installed("init", "-input=false")
+	r.installed(r.initialize())
 	host := cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io")
 	lock, err := os.ReadFile(filepath.Join(r.dir, ".terraform.lock.hcl"))
 	mustDo(r.t, err)

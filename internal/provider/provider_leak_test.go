@@ -2,12 +2,12 @@ package provider
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -18,7 +18,7 @@ import (
 // block, and for a wrong one.
 func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	t.Parallel()
-	ctx, stream := context.Background(), testKey(t)
+	stream := testKey(t)
 	user, password := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	wrong := password + "-but-wrong"
 	// config takes the password from VALKEY_PASSWORD (literal "") or has it written literally,
@@ -33,34 +33,34 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 			testAccStreamGroupConfig(stream, "billing", "new") +
 			testAccNamedGroupConfig("second", stream, "shipping", secondStart)
 	}
-	fromEnv := []string{"VALKEY_PASSWORD=" + password}
 	r := newCLIRun(t, config("", "head"))
 	r.human = true
 
 	start := time.Now()
 	// 1. The recommended way: the password in VALKEY_PASSWORD. Nothing may carry it.
-	runs := []cliResult{r.exec(ctx, fromEnv, "apply", "-auto-approve").must(t, true)}
+	runs := []cliResult{r.withPassword(password).apply().must(t, true)}
 	if err := checkGroupOnServer(testAdmin(t, testServer(t)), stream, "billing"); err != nil {
 		t.Fatalf("apply did not reach the server: %v", err)
 	}
 	// A pending change (the second group's replacement), so that the plan has content.
 	r.write(config("", "new"))
-	runs = append(runs, r.exec(ctx, fromEnv, "plan", "-out=tfplan").must(t, true))
-	planJSON := r.exec(ctx, fromEnv, "show", "-json", "tfplan").must(t, true)
+	runs = append(runs, r.plan(tfexec.Out("tfplan")).must(t, true))
+	_, planJSON := r.showPlan("tfplan")
 	// A failure, whose messages must name the address but not the (wrong) password.
-	failed := r.exec(ctx, []string{"VALKEY_PASSWORD=" + wrong}, "plan").must(t, false)
+	failed := r.withPassword(wrong).plan().must(t, false)
 	// 2. The password written in the provider block, in the url and as the attribute. The
 	// provider must not log it or store it; Terraform itself copies provider-block literals
 	// and variables into `terraform show -json`, so that output is not checked here.
-	r.write(config(password, "head"))
-	runs = append(runs, planJSON, failed, r.exec(ctx, nil, "apply", "-auto-approve").must(t, true))
+	r.withPassword("").write(config(password, "head"))
+	runs = append(runs, planJSON, failed, r.apply().must(t, true))
 	r.write(config(wrong, "head"))
-	runs = append(runs, r.exec(ctx, nil, "plan").must(t, false))
+	runs = append(runs, r.plan().must(t, false))
 	t.Logf("six terraform runs against the built provider took %v", time.Since(start))
 
 	// The artefacts must be the real thing, or the greps prove nothing.
-	trace, _ := os.ReadFile(r.tracePath())
-	state, _ := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
+	trace, err := os.ReadFile(r.tracePath())
+	mustDo(t, err)
+	state := r.readState()
 	for _, c := range []struct {
 		what string
 		data []byte

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/compare"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -323,27 +325,26 @@ func TestCLIReliability_badInputNeverLeaksPassword(t *testing.T) {
 	for _, bi := range badInputs {
 		t.Run(bi.name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			e := &badInputEnv{srv: testServer(t), stream: testKey(t), admin: testAdmin(t, testServer(t))}
 			c := bi.setup(t, e)
 			config := c.config()
 			if c.importID != "" {
 				config += fmt.Sprintf("\nimport {\n  to = valkey_stream_group.bad\n  id = %q\n}\n", c.importID)
 			}
-			r := newCLIRun(t, config)
-			runs := []cliResult{r.exec(ctx, passwordEnv, "plan", "-out=tfplan")}
+			r := newCLIRun(t, config).withPassword(reliabilityPassword)
+			runs := []cliResult{r.plan(tfexec.Out("tfplan"))}
 			if runs[0].err == nil {
-				runs = append(runs, r.exec(ctx, passwordEnv, "show", "-json", "tfplan").must(t, true))
-				runs = append(runs, r.exec(ctx, passwordEnv, "apply", "tfplan").must(t, false))
+				_, show := r.showPlan("tfplan")
+				runs = append(runs, show, r.apply(tfexec.DirOrPlan("tfplan")).must(t, false))
 			}
 			failed := runs[len(runs)-1]
 			want := regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`))
 			matched := false
 			for _, d := range failed.diags {
-				matched = matched || (d.Severity == "error" && want.MatchString(d.Summary+"\n"+d.Detail))
+				matched = matched || (d.Severity == tfjson.DiagnosticSeverityError && want.MatchString(d.Summary+"\n"+d.Detail))
 			}
 			if failed.err == nil || !matched {
-				t.Errorf("terraform %s: err %v, no error matching %s; diagnostics: %+v", strings.Join(failed.args, " "), failed.err, c.want, failed.diags)
+				t.Errorf("terraform %s: err %v, no error matching %s; diagnostics: %+v", failed.command, failed.err, c.want, failed.diags)
 			}
 			if groups := r.stateGroups(); len(groups) != 0 {
 				t.Errorf("state holds %+v after the failure", groups)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
@@ -21,9 +21,8 @@ import (
 
 // The fault tests drive the real Terraform CLI against the built provider: concurrency and a
 // server killed mid-apply need real processes. Every server here requires reliabilityPassword,
-// which reaches the provider only through VALKEY_PASSWORD, and every run is checked for it.
-
-var passwordEnv = []string{"VALKEY_PASSWORD=" + reliabilityPassword}
+// which reaches the provider only through VALKEY_PASSWORD (withPassword), and every run is
+// checked for it.
 
 // startFaultServer runs an own server that requires reliabilityPassword, with extra args.
 func startFaultServer(t *testing.T, args ...string) (*valkeytest.Server, *redis.Client) {
@@ -62,7 +61,7 @@ func expectErrorsOnly(t *testing.T, res cliResult, fragment string, summaries ..
 	t.Helper()
 	n := 0
 	for _, d := range res.diags {
-		if d.Severity != "error" {
+		if d.Severity != tfjson.DiagnosticSeverityError {
 			continue
 		}
 		n++
@@ -71,7 +70,7 @@ func expectErrorsOnly(t *testing.T, res cliResult, fragment string, summaries ..
 		}
 	}
 	if n == 0 {
-		t.Errorf("terraform %s reported no error; diagnostics: %+v", strings.Join(res.args, " "), res.diags)
+		t.Errorf("terraform %s reported no error; diagnostics: %+v", res.command, res.diags)
 	}
 }
 
@@ -85,13 +84,14 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL()) + testAccStreamGroupConfig(stream, "billing", "new")
 	dirs := make([]*cliRun, runs)
 	for i := range dirs {
-		dirs[i] = newCLIRun(t, config)
+		dirs[i] = newCLIRun(t, config).withPassword(reliabilityPassword)
+		dirs[i].ctx = ctx
 	}
 	results := make([]cliResult, runs)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, r := range dirs {
-		wg.Go(func() { results[i] = r.exec(ctx, passwordEnv, "apply", "-auto-approve") })
+		wg.Go(func() { results[i] = r.apply() })
 	}
 	wg.Wait()
 	t.Logf("%d concurrent applies took %v", runs, time.Since(start))
@@ -102,7 +102,7 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 			t.Errorf("apply %d failed: %v\n%s%s", i, res.err, res.stdout, res.stderr)
 			continue
 		}
-		adoptWarnings += len(findDiagnostic(res.diags, "warning", adoptedSummary))
+		adoptWarnings += len(findDiagnostic(res.diags, tfjson.DiagnosticSeverityWarning, adoptedSummary))
 		groups := dirs[i].stateGroups()
 		if len(groups) != 1 || groups[0].Stream != stream || groups[0].Name != "billing" {
 			t.Errorf("apply %d left state %+v, want the one group", i, groups)
@@ -160,24 +160,18 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	srv, rdb := startFaultServer(t, "--appendonly", "yes", "--appendfsync", "always")
 	prefix := testKey(t)
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, groups, streams))
+	r.withPassword(reliabilityPassword).ctx = ctx
 
-	plan := r.exec(ctx, passwordEnv, "plan", "-out=tfplan").must(t, true)
-	planJSON := r.exec(ctx, passwordEnv, "show", "-json", "tfplan").must(t, true)
-	if !bytes.Contains(planJSON.stdout, []byte(`"resource_changes"`)) {
-		t.Fatalf("show -json tfplan gave no plan JSON:\n%s", planJSON.stdout)
+	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
+	saved, planJSON := r.showPlan("tfplan")
+	if len(saved.ResourceChanges) != groups {
+		t.Fatalf("show -json tfplan holds %d resource changes, want %d:\n%s", len(saved.ResourceChanges), groups, planJSON.stdout)
 	}
 	applied := make(chan cliResult, 1)
 	start := time.Now()
-	go func() { applied <- r.exec(ctx, passwordEnv, "apply", "tfplan") }()
+	go func() { applied <- r.apply(tfexec.DirOrPlan("tfplan")) }()
 	// Kill the server (SIGKILL) once the first groups are on it.
-	var before int
-	for before < 5 {
-		before = valkeytest.CommandCalls(t, rdb, "xgroup|create")
-		if time.Since(start) > time.Minute {
-			t.Fatal("no XGROUP CREATE reached the server within a minute")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	before := waitCreates(t, rdb, 5)
 	srv.Stop()
 	killedAt := time.Since(start)
 	failed := <-applied
@@ -210,14 +204,14 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 		t.Errorf("%d groups in state after the kill; want some but not all of %d", len(inState), groups)
 	}
 
-	reapply := r.exec(ctx, passwordEnv, "apply", "-auto-approve").must(t, true)
+	reapply := r.apply().must(t, true)
 	for _, d := range reapply.diags {
-		if d.Severity == "error" {
+		if d.Severity == tfjson.DiagnosticSeverityError {
 			t.Errorf("re-apply error: %s: %s", d.Summary, d.Detail)
 		}
 	}
 	// Groups the server made but whose reply died with it are adopted, and only those.
-	if got, want := len(findDiagnostic(reapply.diags, "warning", adoptedSummary)), total-len(inState); got != want {
+	if got, want := len(findDiagnostic(reapply.diags, tfjson.DiagnosticSeverityWarning, adoptedSummary)), total-len(inState); got != want {
 		t.Errorf("re-apply adopted %d groups; want the %d on the server but not in state", got, want)
 	}
 	_, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))
@@ -227,36 +221,29 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	if n := len(r.stateGroups()); n != groups {
 		t.Errorf("state holds %d groups after the re-apply, want %d", n, groups)
 	}
-	final := r.exec(ctx, passwordEnv, "plan", "-detailed-exitcode")
-	if final.err != nil {
-		t.Errorf("plan after the re-apply is not empty (exit %v):\n%s", final.err, final.stdout)
-	}
+	final := r.expectEmptyPlan()
 	r.expectNoSecret(reliabilityPassword, plan, planJSON, failed, reapply, final)
 }
 
 func TestCLIReliability_refreshWithServerDownKeepsStateBytes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	srv, _ := startFaultServer(t)
 	prefix := testKey(t)
-	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, 6, 2))
-	apply := r.exec(ctx, passwordEnv, "apply", "-auto-approve").must(t, true)
-	statePath := filepath.Join(r.dir, "terraform.tfstate")
-	before, err := os.ReadFile(statePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, 6, 2)).withPassword(reliabilityPassword)
+	apply := r.apply().must(t, true)
+	before := r.readState()
 	srv.Stop()
 	runs := []cliResult{apply}
-	for _, args := range [][]string{{"refresh"}, {"apply", "-refresh-only", "-auto-approve"}, {"plan"}} {
-		res := r.exec(ctx, passwordEnv, args...).must(t, false)
+	for _, res := range []func() cliResult{
+		func() cliResult { return r.refresh() },
+		func() cliResult { return r.apply(tfexec.RefreshOnly(true)) },
+		func() cliResult { return r.plan() },
+	} {
+		res := res().must(t, false)
 		expectErrorsOnly(t, res, "Could not talk to Valkey at "+srv.Addr(), "Consumer Group Not Read")
-		after, err := os.ReadFile(statePath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(before, after) {
-			t.Errorf("terraform %s with the server down changed terraform.tfstate:\nbefore %s\nafter  %s", strings.Join(args, " "), before, after)
+		// The state file is what the CLI wrote: compared byte for byte, not read through show.
+		if after := r.readState(); !bytes.Equal(before, after) {
+			t.Errorf("terraform %s with the server down changed terraform.tfstate:\nbefore %s\nafter  %s", res.command, before, after)
 		}
 		runs = append(runs, res)
 	}
@@ -278,7 +265,8 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel = {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
 			st.MasterName, st.Addrs()[0], st.Addrs()[1]) + testAccManyGroupsConfig(prefix, n, streams)
 	}
-	r := newCLIRun(t, config(perRound))
+	r := newCLIRun(t, config(perRound)).withPassword(reliabilityPassword)
+	r.ctx = ctx
 	var runs []cliResult
 	seen := map[[2]string]bool{} // every (stream, name) any apply recorded, adopted or not
 	failover := make(chan error, 1)
@@ -289,7 +277,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 		}
 		r.write(config(round * perRound))
 		for attempt := 1; ; attempt++ {
-			res := r.exec(ctx, passwordEnv, "apply", "-auto-approve")
+			res := r.apply()
 			runs = append(runs, res)
 			for _, g := range r.stateGroups() {
 				seen[[2]string{g.Stream, g.Name}] = true
@@ -325,6 +313,23 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	}
 	t.Logf("%d rounds, %d applies failed during the failover and were re-run, %d groups recorded, none lost", rounds, failedApplies, len(seen))
 	r.expectNoSecret(reliabilityPassword, runs...)
+}
+
+// waitCreates waits, for up to a minute, until the server behind rdb has run XGROUP CREATE at
+// least n times, and returns the count it saw.
+func waitCreates(t *testing.T, rdb *redis.Client, n int) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		calls := valkeytest.CommandCalls(t, rdb, "xgroup|create")
+		if calls >= n {
+			return calls
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d XGROUP CREATE reached the server within a minute, want %d", calls, n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // waitCluster waits until every node reports cluster_state:ok and ok(CLUSTER NODES) holds.
@@ -370,13 +375,12 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	}
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  cluster = {\n    addresses = [%s]\n  }\n}\n", strings.Join(addrs, ", "))+
 		testAccManyGroupsConfig(prefix, groups, streams))
+	r.withPassword(reliabilityPassword).ctx = ctx
 	ownerAdmin := testAdmin(t, owner)
 
 	applied := make(chan cliResult, 1)
-	go func() { applied <- r.exec(ctx, passwordEnv, "apply", "-auto-approve") }()
-	for valkeytest.CommandCalls(t, ownerAdmin, "xgroup|create") < 5 {
-		time.Sleep(2 * time.Millisecond)
-	}
+	go func() { applied <- r.apply() }()
+	waitCreates(t, ownerAdmin, 5)
 	owner.Stop()
 	killedAt := time.Now()
 	runs := []cliResult{<-applied}
@@ -391,7 +395,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	t.Logf("first apply ok=%v with %d groups in state; replica promoted %v after the kill", runs[0].err == nil, len(inState), time.Since(killedAt))
 
 	for attempt := 1; ; attempt++ {
-		res := r.exec(ctx, passwordEnv, "apply", "-auto-approve")
+		res := r.apply()
 		runs = append(runs, res)
 		if res.err == nil {
 			break
@@ -415,8 +419,6 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	if total != groups || len(r.stateGroups()) != groups {
 		t.Errorf("cluster holds %d groups, state %d; want %d", total, len(r.stateGroups()), groups)
 	}
-	if final := r.exec(ctx, passwordEnv, "plan", "-detailed-exitcode"); final.err != nil {
-		t.Errorf("plan after convergence is not empty (%v): %s", final.err, final.stdout)
-	}
+	runs = append(runs, r.expectEmptyPlan())
 	r.expectNoSecret(reliabilityPassword, runs...)
 }

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
@@ -51,13 +52,14 @@ var matrixRows = map[string]matrixRow{
 	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost"},
 }
 
-// matrixCell is one entry point's run against a failure, checked by check; it runs on CLIs of
-// version since and later.
+// matrixCell is one entry point's command against a failure, prepared by run and checked by
+// check; it runs on CLIs of version since and later.
 type matrixCell struct {
-	name  string
-	since string
-	run   func(t *testing.T, m *matrixRun)
-	check func(t *testing.T, m *matrixRun, res cliResult)
+	name    string
+	since   string
+	run     func(t *testing.T, m *matrixRun)
+	command func(m *matrixRun) cliResult
+	check   func(t *testing.T, m *matrixRun, res cliResult)
 }
 
 // matrixRun is one cell's working directory and failure.
@@ -83,16 +85,12 @@ func (m *matrixRun) provider() string {
 	return b.String()
 }
 
-func (m *matrixRun) exec(args ...string) cliResult {
-	return m.cliRun.exec(context.Background(), []string{"VALKEY_PASSWORD=" + m.f.Password}, args...)
-}
-
 // expectNoCrash fails if the provider crashed or panicked in res.
 func expectNoCrash(t *testing.T, res cliResult) {
 	t.Helper()
 	for _, sign := range []string{"plugin crashed", "panic:", "Plugin did not respond"} {
 		if bytes.Contains(res.output(), []byte(sign)) {
-			t.Fatalf("terraform %s: %q in the output:\n%s", strings.Join(res.args, " "), sign, res.output())
+			t.Fatalf("terraform %s: %q in the output:\n%s", res.command, sign, res.output())
 		}
 	}
 }
@@ -102,11 +100,11 @@ func expectNoCrash(t *testing.T, res cliResult) {
 func (m *matrixRun) expectFailure(t *testing.T, res cliResult, summary, cause string) {
 	t.Helper()
 	if res.err == nil {
-		t.Fatalf("terraform %s succeeded; want %q", strings.Join(res.args, " "), summary)
+		t.Fatalf("terraform %s succeeded; want %q", res.command, summary)
 	}
 	errs := 0
 	for _, d := range res.diags {
-		if d.Severity != "error" {
+		if d.Severity != tfjson.DiagnosticSeverityError {
 			continue
 		}
 		errs++
@@ -123,7 +121,7 @@ func (m *matrixRun) expectFailure(t *testing.T, res cliResult, summary, cause st
 var matrixCells = []matrixCell{
 	{"plan of a create", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if res.err != nil {
 			t.Fatalf("plan failed:\n%s", res.output())
 		}
@@ -138,7 +136,7 @@ var matrixCells = []matrixCell{
 	}},
 	{"apply", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.apply() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		summary, cause := "Consumer Group Not Created", m.row.cause
 		if m.row.applyCause != "" {
 			summary, cause = "Consumer Group Outcome Unknown", m.row.applyCause
@@ -151,10 +149,10 @@ var matrixCells = []matrixCell{
 	{"refresh", "1.5", func(t *testing.T, m *matrixRun) {
 		// Put the group in state from a healthy server, then point the provider at the failure.
 		m.write(testAccProviderConfig(testServer(t)) + testAccNamedGroupConfig("test", m.stream, "g", "head"))
-		m.exec("apply", "-auto-approve").must(t, true)
+		m.apply().must(t, true)
 		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "g", "head"))
-		m.before = readState(t, m.cliRun)
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+		m.before = m.readState()
+	}, func(m *matrixRun) cliResult { return m.apply(tfexec.RefreshOnly(true)) }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
 			if res.err != nil {
 				t.Errorf("refresh from a server that serves reads failed:\n%s", res.output())
@@ -162,13 +160,13 @@ var matrixCells = []matrixCell{
 			return
 		}
 		m.expectFailure(t, res, "Consumer Group Not Read", m.row.cause)
-		if after := readState(t, m.cliRun); !bytes.Equal(after, m.before) {
+		if after := m.readState(); !bytes.Equal(after, m.before) {
 			t.Errorf("a failed refresh changed terraform.tfstate:\nbefore %s\nafter  %s", m.before, after)
 		}
 	}},
 	{"stream data source", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccStreamDataSourceConfig(m.stream))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
 			if res.err != nil {
 				t.Errorf("data source read from a server that serves reads failed:\n%s", res.output())
@@ -179,7 +177,7 @@ var matrixCells = []matrixCell{
 	}},
 	{"group data source", "1.5", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + testAccStreamGroupDataSourceConfig(m.stream, "g"))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
 			if res.err != nil {
 				t.Errorf("data source read from a server that serves reads failed:\n%s", res.output())
@@ -191,9 +189,9 @@ var matrixCells = []matrixCell{
 	{"query", "1.14", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider())
 		m.put("groups.tfquery.hcl", queryConfig("found", fmt.Sprintf("match = %q", m.stream)))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.query() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.row.readsWork {
-			if res.err != nil || !bytes.Contains(res.stdout, []byte(`"list_resource_found"`)) {
+			if res.err != nil || len(res.found) == 0 {
 				t.Errorf("query of a server that serves reads found nothing:\n%s", res.output())
 			}
 			return
@@ -202,42 +200,18 @@ var matrixCells = []matrixCell{
 	}},
 	{"function", "1.8", func(t *testing.T, m *matrixRun) {
 		m.write(m.provider() + fmt.Sprintf("output \"slot\" {\n  value = provider::valkey::hash_slot(%q)\n}\n", m.stream))
-	}, func(t *testing.T, m *matrixRun, res cliResult) {
+	}, func(m *matrixRun) cliResult { return m.apply() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if res.err != nil {
 			t.Fatalf("the function touches no server, yet the apply failed:\n%s", res.output())
 		}
-		var state struct {
-			Outputs map[string]struct {
-				Value int `json:"value"`
-			} `json:"outputs"`
-		}
-		if err := json.Unmarshal(readState(t, m.cliRun), &state); err != nil {
+		var got int
+		if err := json.Unmarshal(m.outputs()["slot"].Value, &got); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := state.Outputs["slot"].Value, valkey.HashSlot(m.stream); got != want {
+		if want := valkey.HashSlot(m.stream); got != want {
 			t.Errorf("hash_slot = %d, want %d", got, want)
 		}
 	}},
-}
-
-// matrixCommand is the command each cell runs.
-var matrixCommand = map[string][]string{
-	"plan of a create":   {"plan"},
-	"apply":              {"apply", "-auto-approve"},
-	"refresh":            {"apply", "-refresh-only", "-auto-approve"},
-	"stream data source": {"plan"},
-	"group data source":  {"plan"},
-	"function":           {"apply", "-auto-approve"},
-	"query":              {"query", "-no-color", "-json"},
-}
-
-func readState(t *testing.T, r *cliRun) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestCLIReliability_faultMatrix(t *testing.T) {
@@ -267,9 +241,9 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 					if cli.LessThan(version.Must(version.NewVersion(cell.since))) {
 						t.Skipf("CLI version %s is older than %s, which %s needs", cli, cell.since, cell.name)
 					}
-					m := &matrixRun{cliRun: newCLIRun(t, ""), f: f, row: row, stream: stream}
+					m := &matrixRun{cliRun: newCLIRun(t, "").withPassword(f.Password), f: f, row: row, stream: stream}
 					cell.run(t, m)
-					res := m.exec(matrixCommand[cell.name]...)
+					res := cell.command(m)
 					expectNoCrash(t, res)
 					cell.check(t, m, res)
 				})

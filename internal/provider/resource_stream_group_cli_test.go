@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -20,17 +22,17 @@ func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	}
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
-	diags := r.run(true, "plan")
+	diags := r.plan().must(t, true).diags
 	expectWarning(t, diags, willAdoptSummary, 1,
 		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
 		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
 	expectWarning(t, diags, streamCreatedSummary, 0)
-	applied := r.run(true, "apply", "-auto-approve")
+	applied := r.apply().must(t, true).diags
 	expectWarning(t, applied, adoptedSummary, 1,
 		fmt.Sprintf("%q already existed on stream %q", "billing", stream), "adopted as it is, at last-delivered-id 42-7 with lag 1",
 		"cannot tell who created it", "an earlier apply whose reply was lost")
 	// The door saw BUSYGROUP and nothing more: it does not claim the start was not applied.
-	for _, d := range findDiagnostic(applied, "warning", adoptedSummary) {
+	for _, d := range findDiagnostic(applied, tfjson.DiagnosticSeverityWarning, adoptedSummary) {
 		if strings.Contains(d.Detail, "was not applied") {
 			t.Errorf("the adoption warning claims what the door cannot know: %s", d.Detail)
 		}
@@ -44,11 +46,11 @@ func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 
-	expectWarning(t, r.run(true, "plan", "-destroy"), willStaySummary, 1,
+	expectWarning(t, r.plan(tfexec.Destroy(true)).must(t, true).diags, willStaySummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
-	expectWarning(t, r.run(true, "destroy", "-auto-approve"), leftSummary, 1,
+	expectWarning(t, r.destroy().must(t, true).diags, leftSummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
 	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
 		t.Errorf("after destroy: %v", err)
@@ -59,10 +61,10 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
-	diags := r.run(true, "plan")
+	diags := r.plan().must(t, true).diags
 	expectWarning(t, diags, startChangeSummary, 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
 	expectWarning(t, diags, replacedSummary, 0)
@@ -72,10 +74,10 @@ func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "new"))
-	expectWarning(t, r.run(true, "apply", "-auto-approve"), replacedSummary, 1,
+	expectWarning(t, r.apply().must(t, true).diags, replacedSummary, 1,
 		`group "billing" of stream`)
 	for _, g := range []string{"billing", "invoicing"} {
 		if err := checkGroupOnServer(rdb, stream, g); err != nil {
@@ -96,8 +98,8 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "XGROUP CREATE", Action: valkeytest.DropReply, Times: 1})
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
 
-	failed := r.run(false, "apply", "-auto-approve")
-	errs := findDiagnostic(failed, "error", "Consumer Group Outcome Unknown")
+	failed := r.apply().must(t, false).diags
+	errs := findDiagnostic(failed, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
 	if len(errs) != 1 {
 		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed)
 	}
@@ -118,7 +120,7 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 		t.Errorf("XGROUP CREATE ran %d times in the first apply, want once", calls)
 	}
 
-	adopted := r.run(true, "apply", "-auto-approve")
+	adopted := r.apply().must(t, true).diags
 	expectWarning(t, adopted, adoptedSummary, 1, "at last-delivered-id 0-0", "an earlier apply whose reply was lost")
 	if g := r.stateGroup("test"); !g.Adopted {
 		t.Errorf("state after the second apply: %+v, want the group adopted", g)
@@ -139,7 +141,7 @@ func TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures(t *testing.T) {
 	small, big, fresh := prefix+":small", prefix+":big", prefix+":fresh"
 	valkeytest.XAdd(t, rdb, small, "1-1", "1-2", "1-3")
 	for i := range 1200 {
-		rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}})
+		mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}}).Err())
 	}
 	type group struct{ stream, start, want string }
 	groups := map[string]group{}
@@ -178,7 +180,7 @@ resource "valkey_stream_group" "each" {
 `)
 	r := newCLIRun(t, config.String())
 	r.human = true
-	plan := string(r.exec(ctx, nil, "plan").must(t, true).stdout)
+	plan := string(r.plan().must(t, true).stdout)
 	if strings.Contains(plan, "more similar warning") {
 		t.Errorf("the plan folded warnings:\n%s", plan)
 	}
@@ -196,7 +198,7 @@ resource "valkey_stream_group" "each" {
 
 	// apply prints the plan's previews, then those of the plan Terraform makes again as it
 	// applies: each group's two identical copies may fold into one, never another group's.
-	apply := string(r.exec(ctx, nil, "apply", "-auto-approve").must(t, true).stdout)
+	apply := string(r.apply().must(t, true).stdout)
 	for name, g := range groups {
 		line := fmt.Sprintf("Warning: Group %q of %q %s\n", name, g.stream, g.want)
 		if strings.HasPrefix(g.want, "Will Be Adopted") {

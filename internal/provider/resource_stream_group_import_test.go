@@ -1,19 +1,18 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-version"
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -120,31 +119,17 @@ func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 func TestCLIStreamGroup_groupStartRequiredByValidate(t *testing.T) {
 	t.Parallel()
 	r := newCLIRun(t, testAccGroupWithoutStartConfig("s", "billing"))
-	res := r.exec(t.Context(), nil, "validate").must(t, false)
-	if missing := findDiagnostic(res.diags, "error", "Missing required argument"); len(missing) != 1 || !strings.Contains(missing[0].Detail, `"group_start" is required`) {
-		t.Errorf("validate without group_start: %+v, want the CLI's missing required argument error", res.diags)
+	out := r.validate()
+	missing := findDiagnostic(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Missing required argument")
+	if out.Valid || len(missing) != 1 || !strings.Contains(missing[0].Detail, `"group_start" is required`) {
+		t.Errorf("validate without group_start: %+v, want the CLI's missing required argument error", out)
 	}
 	r.write(testAccGroupNullStartConfig("s", "billing"))
-	if res := r.exec(t.Context(), nil, "validate").must(t, false); len(findDiagnostic(res.diags, "error", "Group Start Not Declared")) != 1 {
-		t.Errorf("validate with group_start = null: %+v, want Group Start Not Declared", res.diags)
+	if out := r.validate(); out.Valid || len(findDiagnostic(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Group Start Not Declared")) != 1 {
+		t.Errorf("validate with group_start = null: %+v, want Group Start Not Declared", out)
 	}
-	schema := r.exec(t.Context(), nil, "providers", "schema", "-json").must(t, true)
-	var s struct {
-		Schemas map[string]struct {
-			Resources map[string]struct {
-				Block struct {
-					Attributes map[string]struct {
-						Required bool `json:"required"`
-					} `json:"attributes"`
-				} `json:"block"`
-			} `json:"resource_schemas"`
-		} `json:"provider_schemas"`
-	}
-	if err := json.Unmarshal(schema.stdout, &s); err != nil {
-		t.Fatal(err)
-	}
-	for name, p := range s.Schemas {
-		if !p.Resources["valkey_stream_group"].Block.Attributes["group_start"].Required {
+	for name, p := range r.providerSchemas().Schemas {
+		if group := p.ResourceSchemas["valkey_stream_group"]; group == nil || !group.Block.Attributes["group_start"].Required {
 			t.Errorf("providers schema -json lists group_start of %s as not required", name)
 		}
 	}
@@ -154,22 +139,12 @@ func TestCLIStreamGroup_groupStartRequiredByValidate(t *testing.T) {
 // declaring the start of an imported group records it in place.
 func expectImportOnly(t *testing.T, res cliResult) {
 	t.Helper()
-	for line := range bytes.Lines(res.stdout) {
-		var msg struct {
-			Type    string `json:"type"`
-			Changes struct {
-				Add, Remove, Import int
-			} `json:"changes"`
-		}
-		if json.Unmarshal(line, &msg) != nil || msg.Type != "change_summary" {
-			continue
-		}
-		if msg.Changes.Add != 0 || msg.Changes.Remove != 0 || msg.Changes.Import == 0 {
-			t.Errorf("plan changes %+v; want imports only, nothing added or removed", msg.Changes)
-		}
-		return
+	switch c := res.summary; {
+	case c == nil:
+		t.Errorf("plan printed no change summary:\n%s", res.stdout)
+	case c.Add != 0 || c.Remove != 0 || c.Import == 0:
+		t.Errorf("plan changes %+v; want imports only, nothing added or removed", *c)
 	}
-	t.Errorf("plan printed no change summary:\n%s", res.stdout)
 }
 
 // declareGeneratedStart checks that generated.tf left group_start null for every imported
@@ -186,8 +161,8 @@ func declareGeneratedStart(t *testing.T, r *cliRun, groups int, start string) {
 	if n := len(nulls.FindAll(generated, -1)); n != groups {
 		t.Fatalf("generated.tf has %d null group_start lines, want %d:\n%s", n, groups, generated)
 	}
-	res := r.exec(t.Context(), nil, "plan").must(t, false)
-	if got := findDiagnostic(res.diags, "error", "Group Start Not Declared"); len(got) != groups || !startNotDeclared.MatchString(got[0].Summary+unwrap(got[0].Detail)) {
+	res := r.plan().must(t, false)
+	if got := findDiagnostic(res.diags, tfjson.DiagnosticSeverityError, "Group Start Not Declared"); len(got) != groups || !startNotDeclared.MatchString(got[0].Summary+unwrap(got[0].Detail)) {
 		t.Fatalf("plan of the generated configuration: %+v, want %d Group Start Not Declared errors naming new and head", res.diags, groups)
 	}
 	writeFile(t, path, string(nulls.ReplaceAll(generated, []byte(`${1}"`+start+`"`))))
@@ -226,22 +201,6 @@ func TestAccStreamGroup_importByIdentity(t *testing.T) {
 	})
 }
 
-// cliVersion is the version the CLI under test reports.
-func cliVersion(t *testing.T) *version.Version {
-	t.Helper()
-	out, err := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), "version", "-json").Output()
-	if err != nil {
-		t.Fatalf("terraform version: %v", err)
-	}
-	var v struct {
-		Version string `json:"terraform_version"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatal(err)
-	}
-	return version.Must(version.NewVersion(v.Version))
-}
-
 // TestCLIStreamGroup_slashInNameStateRmImportAndGenerate drives the real CLI through what a
 // user does: create, `state rm`, import by the ID from state, and an import block with
 // -generate-config-out, with the colliding group "a" of stream+"/team" on the server too.
@@ -250,20 +209,20 @@ func TestCLIStreamGroup_slashInNameStateRmImportAndGenerate(t *testing.T) {
 	stream := testKey(t)
 	provider := testAccProviderConfig(testServer(t))
 	r := newCLIRun(t, provider+testAccTwoGroupsConfig(stream))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 	id := r.stateGroup("team").ID
 	if id != stream+"/team%2Fa" {
 		t.Fatalf("id in state = %q, want %q", id, stream+"/team%2Fa")
 	}
 
-	r.run(true, "state", "rm", "valkey_stream_group.team")
-	r.run(true, "import", "valkey_stream_group.team", id)
+	r.stateRm("valkey_stream_group.team")
+	r.importID("valkey_stream_group.team", id).must(t, true)
 	if got := r.stateGroup("team"); got.Stream != stream || got.Name != "team/a" {
 		t.Errorf("import of %q took group %q of stream %q; want group team/a of stream %s", id, got.Name, got.Stream, stream)
 	}
 
 	// An import block for each group, with configuration generated from what was imported.
-	r.run(true, "state", "rm", "valkey_stream_group.team", "valkey_stream_group.other")
+	r.stateRm("valkey_stream_group.team", "valkey_stream_group.other")
 	r.write(provider + fmt.Sprintf(`
 import {
   to = valkey_stream_group.team
@@ -275,7 +234,7 @@ import {
   id = %q
 }
 `, id, stream+"/team/a"))
-	r.run(false, "plan", "-generate-config-out=generated.tf")
+	r.plan(tfexec.GenerateConfigOut("generated.tf")).must(t, false)
 	generated, err := os.ReadFile(filepath.Join(r.dir, "generated.tf"))
 	if err != nil {
 		t.Fatal(err)
@@ -289,13 +248,13 @@ import {
 		}
 	}
 	declareGeneratedStart(t, r, 2, "new")
-	expectImportOnly(t, r.exec(t.Context(), nil, "plan").must(t, true))
-	r.run(true, "apply", "-auto-approve")
+	expectImportOnly(t, r.plan().must(t, true))
+	r.apply().must(t, true)
 	if g := r.stateGroup("team"); g.GroupStart == nil || *g.GroupStart != "new" || !g.Adopted {
 		t.Errorf("after the import and the declared start: %+v, want group_start new and adopted", g)
 	}
 	// The configuration is the state now: a second plan has nothing to do.
-	r.run(true, "plan", "-detailed-exitcode")
+	r.expectEmptyPlan()
 }
 
 // TestCLIStreamGroup_importByIdentityGeneratesConfig: an import block with an identity (no ID
@@ -317,7 +276,7 @@ import {
   identity = { stream = %q, name = "team/billing" }
 }
 `, stream))
-	r.run(false, "plan", "-generate-config-out=generated.tf")
+	r.plan(tfexec.GenerateConfigOut("generated.tf")).must(t, false)
 	generated, err := os.ReadFile(filepath.Join(r.dir, "generated.tf"))
 	if err != nil {
 		t.Fatal(err)
@@ -326,8 +285,8 @@ import {
 		t.Fatalf("generated.tf does not name the group:\n%s", generated)
 	}
 	declareGeneratedStart(t, r, 1, "head")
-	expectImportOnly(t, r.exec(t.Context(), nil, "plan").must(t, true))
-	r.run(true, "apply", "-auto-approve")
+	expectImportOnly(t, r.plan().must(t, true))
+	r.apply().must(t, true)
 
 	got := r.stateGroup("billing")
 	if got.ID != stream+"/team%2Fbilling" || !got.Adopted || got.GroupStart == nil || *got.GroupStart != "head" {
@@ -336,7 +295,7 @@ import {
 	if got.Identity["stream"] != stream || got.Identity["name"] != "team/billing" {
 		t.Errorf("identity in state = %v", got.Identity)
 	}
-	r.run(true, "plan", "-detailed-exitcode")
+	r.expectEmptyPlan()
 }
 
 // TestCLIStreamGroup_updateWithoutRefreshSetsIdentity: a state written before the resource had
@@ -348,17 +307,12 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	stream := testKey(t)
 	provider := testAccProviderConfig(testServer(t))
 	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 
 	// Drop the identity from the state file, as a state from an earlier release has none, and
 	// the group_start, as an import leaves it.
-	path := filepath.Join(r.dir, "terraform.tfstate")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var state map[string]any
-	if err := json.Unmarshal(raw, &state); err != nil {
+	if err := json.Unmarshal(r.readState(), &state); err != nil {
 		t.Fatal(err)
 	}
 	resources, _ := state["resources"].([]any)
@@ -375,14 +329,15 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 			}
 		}
 	}
-	if raw, err = json.Marshal(state); err != nil {
+	raw, err := json.Marshal(state)
+	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, path, string(raw))
+	writeFile(t, filepath.Join(r.dir, "terraform.tfstate"), string(raw))
 
 	// Declaring group_start for a group without one is an in-place Update that sends nothing
 	// to the server.
-	r.run(true, "apply", "-auto-approve", "-refresh=false")
+	r.apply(tfexec.Refresh(false)).must(t, true)
 	got := r.stateGroup("test")
 	if got.GroupStart == nil || *got.GroupStart != "new" {
 		t.Errorf("group_start = %v after declaring it, want new", got.GroupStart)
@@ -390,7 +345,7 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	if v := cliVersion(t); !v.LessThan(tfversion.Version1_12_0) && got.Identity["name"] != "billing" {
 		t.Errorf("identity after Update = %v, want stream and name", got.Identity)
 	}
-	r.run(true, "plan", "-detailed-exitcode")
+	r.expectEmptyPlan()
 }
 
 // TestCLIStreamGroup_refreshRewritesOldIDs: a state written before names were escaped holds the
@@ -399,19 +354,15 @@ func TestCLIStreamGroup_refreshRewritesOldIDs(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "team/a", "new"))
-	r.run(true, "apply", "-auto-approve")
-	path := filepath.Join(r.dir, "terraform.tfstate")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r.apply().must(t, true)
+	raw := r.readState()
 	escaped, old := strconv.Quote(stream+"/team%2Fa"), strconv.Quote(stream+"/team/a")
 	if !strings.Contains(string(raw), escaped) {
 		t.Fatalf("state does not hold the ID %s", escaped)
 	}
-	writeFile(t, path, strings.ReplaceAll(string(raw), escaped, old))
+	writeFile(t, filepath.Join(r.dir, "terraform.tfstate"), strings.ReplaceAll(string(raw), escaped, old))
 
-	r.run(true, "apply", "-refresh-only", "-auto-approve")
+	r.apply(tfexec.RefreshOnly(true)).must(t, true)
 	if got := r.stateGroup("test").ID; got != stream+"/team%2Fa" {
 		t.Errorf("id after refresh = %q, want %q", got, stream+"/team%2Fa")
 	}
@@ -427,7 +378,7 @@ func TestCLIStreamGroup_importOfAMissingGroupNamesWhatWasLookedUp(t *testing.T) 
 		t.Fatal(err)
 	}
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "b", "new"))
-	res := r.exec(t.Context(), nil, "import", "valkey_stream_group.test", stream+"/team/b").must(t, false)
+	res := r.importID("valkey_stream_group.test", stream+"/team/b").must(t, false)
 	out := unwrap(strings.ReplaceAll(string(res.output()), "│", ""))
 	for _, want := range []string{
 		"Consumer Group Not Found For Import",

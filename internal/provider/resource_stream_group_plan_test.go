@@ -7,19 +7,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// Plan-time checks: a reviewer reading the plan learns what the door will meet at apply.
+// Plan-time checks: a reviewer reading the plan learns what the door will meet at apply
+// (plan_preview_test.go says which are direct calls of ModifyPlan and which run on the CLI).
 
-func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
+func TestStreamGroupModifyPlan_notesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-
-	diags := r.run(true, "plan")
+	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", "new")
 	expectWarning(t, diags, streamCreatedSummary, 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
 	expectWarning(t, diags, willAdoptSummary, 0)
 	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
@@ -30,7 +31,7 @@ func TestCLIStreamGroup_planNotesStreamWillBeCreated(t *testing.T) {
 func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	rdb.HSet(ctx, stream, "field", "value")
+	mustDo(t, rdb.HSet(ctx, stream, "field", "value").Err())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -53,8 +54,7 @@ func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	for i := range 3 {
 		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "new")
 	}
-	r := newCLIRun(t, config)
-	diags := r.run(true, "plan")
+	diags := newCLIRun(t, config).plan().must(t, true).diags
 	expectWarning(t, diags, checkSkippedSummary, 1, "Could not talk to Valkey at "+down.Addr(), "Apply still runs the door")
 }
 
@@ -62,12 +62,12 @@ func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.run(true, "plan", "-out=tfplan"), streamCreatedSummary, 1)
+	expectWarning(t, r.plan(tfexec.Out("tfplan")).must(t, true).diags, streamCreatedSummary, 1)
 
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.run(true, "apply", "tfplan"), adoptedSummary, 1)
+	expectWarning(t, r.apply(tfexec.DirOrPlan("tfplan")).must(t, true).diags, adoptedSummary, 1)
 	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
 		t.Errorf("state holds %+v; the group made between plan and apply was adopted", groups)
 	}
@@ -80,12 +80,12 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.run(true, "plan", "-out=tfplan"), willAdoptSummary, 1)
+	expectWarning(t, r.plan(tfexec.Out("tfplan")).must(t, true).diags, willAdoptSummary, 1)
 
 	if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.run(true, "apply", "tfplan"), adoptedSummary, 0)
+	expectWarning(t, r.apply(tfexec.DirOrPlan("tfplan")).must(t, true).diags, adoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 1 || groups[0].Adopted {
 		t.Errorf("state holds %+v; the group removed between plan and apply was created anew", groups)
 	}
@@ -94,7 +94,7 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 	}
 }
 
-func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
+func TestStreamGroupModifyPlan_checksNeedNoWritePermission(t *testing.T) {
 	t.Parallel()
 	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
 	existing, fresh := testKey(t), testKey(t)
@@ -104,10 +104,8 @@ func TestCLIStreamGroup_planChecksNeedNoWritePermission(t *testing.T) {
 	// A user that can run the plan-time reads and nothing else: no write command at all.
 	user, pw := testServer(t).ACLUser(t, "*", "+xinfo|groups +type")
 
-	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw) +
-		testAccStreamGroupConfig(existing, "billing", "new") +
-		testAccNamedGroupConfig("fresh", fresh, "billing", "new")
-	diags := newCLIRun(t, config).run(true, "plan")
+	p := newPlanPreview(t, map[string]string{"url": testServer(t).URL(), "username": user, "password": pw})
+	diags := append(p.create(existing, "billing", "new"), p.create(fresh, "billing", "new")...)
 	expectWarning(t, diags, willAdoptSummary, 1, existing)
 	expectWarning(t, diags, streamCreatedSummary, 1, fresh)
 	expectWarning(t, diags, checkSkippedSummary, 0)
@@ -120,14 +118,15 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.run(true, "plan", "-out=tfplan")
+	r.plan(tfexec.Out("tfplan")).must(t, true)
 
 	// The key becomes a string after the plan was approved. Terraform re-plans each resource
 	// during apply, so the plan-time check meets it first; the door's own refusal is guarded
 	// in internal/valkey (TestEnsureGroup_WrongTypeNamesTheType). Either way: loud, no state.
-	rdb.Set(ctx, stream, "not a stream", 0)
-	diags := r.run(false, "apply", "tfplan")
-	errs := append(findDiagnostic(diags, "error", "Consumer Group Not Created"), findDiagnostic(diags, "error", "Consumer Group Cannot Be Created")...)
+	mustDo(t, rdb.Set(ctx, stream, "not a stream", 0).Err())
+	diags := r.apply(tfexec.DirOrPlan("tfplan")).must(t, false).diags
+	errs := append(findDiagnostic(diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created"),
+		findDiagnostic(diags, tfjson.DiagnosticSeverityError, "Consumer Group Cannot Be Created")...)
 	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q on the server at %s holds a string, not a stream", stream, testServer(t).Addr())) {
 		t.Fatalf("want one error naming the key, the address and 'string'; diagnostics: %+v", diags)
 	}

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -20,17 +24,21 @@ const (
 	lastEntry  = "to 1700000060000-5 (2023-11-14 22:14:20.000 UTC)"
 )
 
-// expectOnGroupStart fails unless every diagnostic with summary points at group_start.
+// expectOnGroupStart fails unless every warning with summary points at group_start: its
+// snippet on the CLI, its attribute in a direct call.
 func expectOnGroupStart(t *testing.T, diags []cliDiagnostic, summary string) {
 	t.Helper()
-	for _, d := range findDiagnostic(diags, "warning", summary) {
-		if !strings.Contains(d.Snippet.Code, "group_start") {
+	for _, d := range findDiagnostic(diags, tfjson.DiagnosticSeverityWarning, summary) {
+		switch {
+		case d.Snippet != nil && !strings.Contains(d.Snippet.Code, "group_start"):
 			t.Errorf("warning %q points at %q, want the group_start line", summary, d.Snippet.Code)
+		case d.Snippet == nil && !d.attribute.Equal(path.Root("group_start")):
+			t.Errorf("warning %q is on %q, want group_start", summary, d.attribute)
 		}
 	}
 }
 
-func TestCLIStreamGroup_planSaysWhatGroupStartReplaysOrSkips(t *testing.T) {
+func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name, start string
@@ -72,8 +80,7 @@ func TestCLIStreamGroup_planSaysWhatGroupStartReplaysOrSkips(t *testing.T) {
 			t.Parallel()
 			stream := testKey(t)
 			tc.seed(t, stream)
-			r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", tc.start))
-			tc.check(t, r.run(true, "plan"), stream)
+			tc.check(t, newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", tc.start), stream)
 		})
 	}
 }
@@ -91,8 +98,7 @@ func TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream(t *testin
 		start := []string{"head", "new"}[i%2]
 		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), start)
 	}
-	r := newCLIRun(t, config)
-	diags := r.run(true, "plan")
+	diags := newCLIRun(t, config).plan().must(t, true).diags
 	expectWarning(t, diags, replaySummary, 5, "3 entries")
 	expectWarning(t, diags, skipSummary, 5, "3 entries")
 	for i := range 10 { // each group its own warning, not one group ten times
@@ -129,7 +135,7 @@ func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 		testAccStreamGroupConfig(stream, "existing", "new") +
 		testAccNamedGroupConfig("billing", stream, "billing", "head") +
 		testAccNamedGroupConfig("audit", stream, "audit", "new")
-	diags := newCLIRun(t, config).run(true, "plan")
+	diags := newCLIRun(t, config).plan().must(t, true).diags
 	expectWarning(t, diags, "Replay Check Skipped", 1, stream, "+xinfo|stream", "NOPERM")
 	expectWarning(t, diags, willAdoptSummary, 1, "existing")
 	expectWarning(t, diags, replaySummary, 0)
@@ -143,31 +149,22 @@ func TestCLIStreamGroup_renameOnAStreamWithEntriesWarns(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
-	r.run(true, "apply", "-auto-approve")
+	r.apply().must(t, true)
 	seedEntries(t, stream)
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "head"))
-	diags := r.run(true, "plan")
+	diags := r.plan().must(t, true).diags
 	expectWarning(t, diags, replacedSummary, 1, `group "billing"`)
 	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created", "invoicing"), "3 entries", firstEntry)
+	expectOnGroupStart(t, diags, replaySummary) // the CLI turns the warning's attribute into its snippet
 }
 
-// TestCLIStreamGroup_unknownGroupStartNamesBothOutcomes: a group_start known only at apply
-// must not be read as "new": the plan names what each value would do.
-func TestCLIStreamGroup_unknownGroupStartNamesBothOutcomes(t *testing.T) {
+// TestStreamGroupModifyPlan_unknownGroupStartNamesBothOutcomes: a group_start known only at
+// apply must not be read as "new": the plan names what each value would do.
+func TestStreamGroupModifyPlan_unknownGroupStartNamesBothOutcomes(t *testing.T) {
 	t.Parallel()
 	stream := testKey(t)
 	seedEntries(t, stream)
-	diags := newCLIRun(t, testAccProviderConfig(testServer(t))+fmt.Sprintf(`
-resource "terraform_data" "start" {
-  input = "head"
-}
-
-resource "valkey_stream_group" "test" {
-  stream      = %q
-  name        = "billing"
-  group_start = terraform_data.start.output
-}
-`, stream)).run(true, "plan")
+	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", tftypes.UnknownValue)
 	expectWarning(t, diags, replayOrSkipSummary, 1, "group_start is not known yet",
 		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", firstEntry, lastEntry)
 	expectOnGroupStart(t, diags, replayOrSkipSummary)
@@ -186,7 +183,7 @@ func TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked(t *testing.T) {
 	for i, stream := range []string{readable, forbidden, forbidden, forbidden} {
 		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "head")
 	}
-	diags := newCLIRun(t, config).run(true, "plan")
+	diags := newCLIRun(t, config).plan().must(t, true).diags
 	expectWarning(t, diags, replaySummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "g0", readable))
 	expectWarning(t, diags, streamSkippedSummary, 1, fmt.Sprintf("planned groups of stream %q", forbidden), "NOPERM")
 }
