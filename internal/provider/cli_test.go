@@ -424,24 +424,27 @@ func (r *cliRun) stateRm(addresses ...string) {
 	}
 }
 
-// showPlan reads the saved plan file with `terraform show -json`; the result holds the JSON as
-// the CLI printed it.
-func (r *cliRun) showPlan(file string) (*tfjson.Plan, cliResult) {
+// planFile is where tests save a plan (tfexec.Out(planFile)) and read it back.
+const planFile = "tfplan"
+
+// showPlan reads the saved plan with `terraform show -json`; the result holds the JSON as the
+// CLI printed it.
+func (r *cliRun) showPlan() (*tfjson.Plan, cliResult) {
 	r.t.Helper()
 	var plan *tfjson.Plan
-	res := r.run("show -json "+file, func(ctx context.Context, _ io.Writer) (err error) {
-		plan, err = r.tf.ShowPlanFile(ctx, file)
+	res := r.run("show -json "+planFile, func(ctx context.Context, _ io.Writer) (err error) {
+		plan, err = r.tf.ShowPlanFile(ctx, planFile)
 		return err
 	}).must(r.t, true)
 	return plan, res
 }
 
-// showPlanText is `terraform show` of the saved plan file, as people read it.
-func (r *cliRun) showPlanText(file string) string {
+// showPlanText is `terraform show` of the saved plan, as people read it.
+func (r *cliRun) showPlanText() string {
 	r.t.Helper()
 	var out string
-	r.run("show "+file, func(ctx context.Context, _ io.Writer) (err error) {
-		out, err = r.tf.ShowPlanFileRaw(ctx, file)
+	r.run("show "+planFile, func(ctx context.Context, _ io.Writer) (err error) {
+		out, err = r.tf.ShowPlanFileRaw(ctx, planFile)
 		return err
 	}).must(r.t, true)
 	return out

@@ -354,7 +354,7 @@ func TestCLIStreamGroupList_findsNamedAndMatchedGroups(t *testing.T) {
 	if !slices.Contains(found.displayNames, groupSubject(prefix+"orders/eu", "team/audit")) {
 		t.Errorf("display names %q do not name group team/audit of %s", found.displayNames, prefix+"orders/eu")
 	}
-	if n := rdb.Exists(t.Context(), prefix+"missing").Val(); n != 0 {
+	if keyExists(t, rdb, prefix+"missing") {
 		t.Errorf("the query created %s", prefix+"missing")
 	}
 }

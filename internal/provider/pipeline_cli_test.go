@@ -61,8 +61,8 @@ type savedPlan map[string]*tfjson.Change
 // changes and its JSON as the CLI printed it.
 func (r *cliRun) showSaved(plan cliResult) (savedPlan, []byte) {
 	r.t.Helper()
-	doc, show := r.showPlan("tfplan")
-	human := r.showPlanText("tfplan")
+	doc, show := r.showPlan()
+	human := r.showPlanText()
 	for _, d := range plan.diags {
 		for _, out := range []string{string(show.stdout), human} {
 			if strings.Contains(out, d.Summary) || strings.Contains(out, firstLine(d.Detail)) {
@@ -109,7 +109,7 @@ resource "valkey_stream_group" "svc" {
 		testAccNamedGroupConfig("ledger", small, "ledger", "head")+
 		testAccNamedGroupConfig("fresh", fresh, "fresh", "head"))
 
-	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
+	plan := r.plan(tfexec.Out(planFile)).must(t, true)
 	for _, d := range plan.diags { // all but the CLI's own warning about the dev override
 		if d.Address == "" && !strings.Contains(d.Summary, "development overrides") {
 			t.Errorf("diagnostic %q has no resource address on this CLI", d.Summary)
@@ -149,7 +149,7 @@ func TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan(t *testing.T) {
 		testAccNamedGroupConfig("billing", stream, "billing", "head")+
 		testAccNamedGroupConfig("audit", stream, "audit", "new"))
 
-	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
+	plan := r.plan(tfexec.Out(planFile)).must(t, true)
 	review := planReview(t, plan.stdout)
 	expectInOrder(t, review,
 		"**plan-time check skipped** · 2 planned changes",
@@ -207,7 +207,7 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 	// deny saves a plan of the current configuration and returns what the policy denies.
 	deny := func(approved ...string) ([]string, savedPlan) {
 		t.Helper()
-		plan := r.plan(tfexec.Out("tfplan")).must(t, true)
+		plan := r.plan(tfexec.Out(planFile)).must(t, true)
 		saved, js := r.showSaved(plan)
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "plan.json"), string(js))

@@ -57,14 +57,15 @@ func newPlanPreview(t *testing.T, settings map[string]string) *planPreview {
 	return &planPreview{t: t, r: r, schema: s.Schema}
 }
 
-// create is what the plan of a new group says: ModifyPlan with no prior state, and id and
-// adopted unknown. start is a string, or tftypes.UnknownValue for a value known only at apply.
-func (p *planPreview) create(stream, name string, start any) []cliDiagnostic {
+// create is what the plan of group "billing" on stream says when it creates the group:
+// ModifyPlan with no prior state, and id and adopted unknown. start is a string, or
+// tftypes.UnknownValue for a value known only at apply.
+func (p *planPreview) create(stream string, start any) []cliDiagnostic {
 	p.t.Helper()
 	ctx, typ := p.t.Context(), p.schema.Type().TerraformType(p.t.Context())
 	declared := map[string]tftypes.Value{
 		"stream":      tftypes.NewValue(tftypes.String, stream),
-		"name":        tftypes.NewValue(tftypes.String, name),
+		"name":        tftypes.NewValue(tftypes.String, "billing"),
 		"group_start": tftypes.NewValue(tftypes.String, start),
 	}
 	planned := maps.Clone(declared)

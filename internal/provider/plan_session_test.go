@@ -22,7 +22,7 @@ func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	t.Cleanup(func() { _ = client.Close() })
 	s := &planSession{}
 	k := testKey(t)
-	rdb.Set(ctx, k, "x", 0)
+	mustDo(t, rdb.Set(ctx, k, "x", 0).Err())
 	for range 2 {
 		var wt *valkey.WrongTypeError
 		if _, first, err := s.survey(ctx, client, k); !errors.As(err, &wt) || first {

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -60,7 +59,7 @@ func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
 			ExpectError: regexp.MustCompile(`(?s)NOPERM.*'xgroup\|create'.*minimal\s+ACL`),
 		}},
 	})
-	if n := testAdmin(t, testServer(t)).Exists(context.Background(), stream).Val(); n != 0 {
+	if keyExists(t, testAdmin(t, testServer(t)), stream) {
 		t.Errorf("stream %s exists after a refused create", stream)
 	}
 }

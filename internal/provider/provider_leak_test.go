@@ -44,8 +44,8 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	}
 	// A pending change (the second group's replacement), so that the plan has content.
 	r.write(config("", "new"))
-	runs = append(runs, r.plan(tfexec.Out("tfplan")).must(t, true))
-	_, planJSON := r.showPlan("tfplan")
+	runs = append(runs, r.plan(tfexec.Out(planFile)).must(t, true))
+	_, planJSON := r.showPlan()
 	// A failure, whose messages must name the address but not the (wrong) password.
 	failed := r.withPassword(wrong).plan().must(t, false)
 	// 2. The password written in the provider block, in the url and as the attribute. The

@@ -77,6 +77,16 @@ func checkGroupOnServer(rdb *redis.Client, stream, name string) error {
 	return nil
 }
 
+// keyExists reports whether key is on the server; it fails the test when the server cannot say.
+func keyExists(t *testing.T, rdb *redis.Client, key string) bool {
+	t.Helper()
+	n, err := rdb.Exists(context.Background(), key).Result()
+	if err != nil {
+		t.Fatalf("EXISTS %s: %v", key, err)
+	}
+	return n != 0
+}
+
 // checkServer runs an assertion about the server alone as a state check. Where state should
 // hold what the server reports, tests use statecheck.ExpectKnownValue with values read from
 // the server (expectAttributes) instead.

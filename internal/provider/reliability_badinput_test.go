@@ -332,10 +332,10 @@ func TestCLIReliability_badInputNeverLeaksPassword(t *testing.T) {
 				config += fmt.Sprintf("\nimport {\n  to = valkey_stream_group.bad\n  id = %q\n}\n", c.importID)
 			}
 			r := newCLIRun(t, config).withPassword(reliabilityPassword)
-			runs := []cliResult{r.plan(tfexec.Out("tfplan"))}
+			runs := []cliResult{r.plan(tfexec.Out(planFile))}
 			if runs[0].err == nil {
-				_, show := r.showPlan("tfplan")
-				runs = append(runs, show, r.apply(tfexec.DirOrPlan("tfplan")).must(t, false))
+				_, show := r.showPlan()
+				runs = append(runs, show, r.apply(tfexec.DirOrPlan(planFile)).must(t, false))
 			}
 			failed := runs[len(runs)-1]
 			want := regexp.MustCompile(strings.ReplaceAll(c.want, " ", `\s+`))

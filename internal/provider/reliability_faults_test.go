@@ -162,14 +162,14 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, groups, streams))
 	r.withPassword(reliabilityPassword).ctx = ctx
 
-	plan := r.plan(tfexec.Out("tfplan")).must(t, true)
-	saved, planJSON := r.showPlan("tfplan")
+	plan := r.plan(tfexec.Out(planFile)).must(t, true)
+	saved, planJSON := r.showPlan()
 	if len(saved.ResourceChanges) != groups {
 		t.Fatalf("show -json tfplan holds %d resource changes, want %d:\n%s", len(saved.ResourceChanges), groups, planJSON.stdout)
 	}
 	applied := make(chan cliResult, 1)
 	start := time.Now()
-	go func() { applied <- r.apply(tfexec.DirOrPlan("tfplan")) }()
+	go func() { applied <- r.apply(tfexec.DirOrPlan(planFile)) }()
 	// Kill the server (SIGKILL) once the first groups are on it.
 	before := waitCreates(t, rdb, 5)
 	srv.Stop()

@@ -109,7 +109,7 @@ func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 			ExpectError: startNotDeclared,
 		}},
 	})
-	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
+	if keyExists(t, rdb, stream) {
 		t.Errorf("the plan wrote %s", stream)
 	}
 }

@@ -20,10 +20,10 @@ import (
 func TestStreamGroupModifyPlan_notesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", "new")
+	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "new")
 	expectWarning(t, diags, streamCreatedSummary, 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
 	expectWarning(t, diags, willAdoptSummary, 0)
-	if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
+	if keyExists(t, rdb, stream) {
 		t.Errorf("planning created the stream")
 	}
 }
@@ -62,12 +62,12 @@ func TestCLIStreamGroup_groupCreatedBetweenPlanAndApplyIsAdopted(t *testing.T) {
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.plan(tfexec.Out("tfplan")).must(t, true).diags, streamCreatedSummary, 1)
+	expectWarning(t, r.plan(tfexec.Out(planFile)).must(t, true).diags, streamCreatedSummary, 1)
 
 	if err := rdb.XGroupCreateMkStream(ctx, stream, "billing", "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.apply(tfexec.DirOrPlan("tfplan")).must(t, true).diags, adoptedSummary, 1)
+	expectWarning(t, r.apply(tfexec.DirOrPlan(planFile)).must(t, true).diags, adoptedSummary, 1)
 	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
 		t.Errorf("state holds %+v; the group made between plan and apply was adopted", groups)
 	}
@@ -80,12 +80,12 @@ func TestCLIStreamGroup_groupRemovedBetweenPlanAndApplyIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	expectWarning(t, r.plan(tfexec.Out("tfplan")).must(t, true).diags, willAdoptSummary, 1)
+	expectWarning(t, r.plan(tfexec.Out(planFile)).must(t, true).diags, willAdoptSummary, 1)
 
 	if err := rdb.XGroupDestroy(ctx, stream, "billing").Err(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarning(t, r.apply(tfexec.DirOrPlan("tfplan")).must(t, true).diags, adoptedSummary, 0)
+	expectWarning(t, r.apply(tfexec.DirOrPlan(planFile)).must(t, true).diags, adoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 1 || groups[0].Adopted {
 		t.Errorf("state holds %+v; the group removed between plan and apply was created anew", groups)
 	}
@@ -105,11 +105,11 @@ func TestStreamGroupModifyPlan_checksNeedNoWritePermission(t *testing.T) {
 	user, pw := testServer(t).ACLUser(t, "*", "+xinfo|groups +type")
 
 	p := newPlanPreview(t, map[string]string{"url": testServer(t).URL(), "username": user, "password": pw})
-	diags := append(p.create(existing, "billing", "new"), p.create(fresh, "billing", "new")...)
+	diags := append(p.create(existing, "new"), p.create(fresh, "new")...)
 	expectWarning(t, diags, willAdoptSummary, 1, existing)
 	expectWarning(t, diags, streamCreatedSummary, 1, fresh)
 	expectWarning(t, diags, checkSkippedSummary, 0)
-	if n := rdb.Exists(ctx, fresh).Val(); n != 0 {
+	if keyExists(t, rdb, fresh) {
 		t.Errorf("planning created %s", fresh)
 	}
 }
@@ -118,13 +118,13 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 	t.Parallel()
 	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
-	r.plan(tfexec.Out("tfplan")).must(t, true)
+	r.plan(tfexec.Out(planFile)).must(t, true)
 
 	// The key becomes a string after the plan was approved. Terraform re-plans each resource
 	// during apply, so the plan-time check meets it first; the door's own refusal is guarded
 	// in internal/valkey (TestEnsureGroup_WrongTypeNamesTheType). Either way: loud, no state.
 	mustDo(t, rdb.Set(ctx, stream, "not a stream", 0).Err())
-	diags := r.apply(tfexec.DirOrPlan("tfplan")).must(t, false).diags
+	diags := r.apply(tfexec.DirOrPlan(planFile)).must(t, false).diags
 	errs := append(findDiagnostic(diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created"),
 		findDiagnostic(diags, tfjson.DiagnosticSeverityError, "Consumer Group Cannot Be Created")...)
 	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q on the server at %s holds a string, not a stream", stream, testServer(t).Addr())) {

@@ -80,7 +80,7 @@ func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 			t.Parallel()
 			stream := testKey(t)
 			tc.seed(t, stream)
-			tc.check(t, newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", tc.start), stream)
+			tc.check(t, newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, tc.start), stream)
 		})
 	}
 }
@@ -164,7 +164,7 @@ func TestStreamGroupModifyPlan_unknownGroupStartNamesBothOutcomes(t *testing.T) 
 	t.Parallel()
 	stream := testKey(t)
 	seedEntries(t, stream)
-	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "billing", tftypes.UnknownValue)
+	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, tftypes.UnknownValue)
 	expectWarning(t, diags, replayOrSkipSummary, 1, "group_start is not known yet",
 		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", firstEntry, lastEntry)
 	expectOnGroupStart(t, diags, replayOrSkipSummary)

@@ -84,7 +84,7 @@ func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-0", Values: []string{"k", "v"}})
+				mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-0", Values: []string{"k", "v"}}).Err())
 				if err := rdb.XGroupCreate(ctx, stream, "billing", "$").Err(); err != nil {
 					t.Fatal(err)
 				}
@@ -142,7 +142,7 @@ resource "valkey_stream_group" "tail" {
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
 				for range 3 {
-					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "before"}})
+					mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "before"}}).Err())
 				}
 			},
 			Config: config,
@@ -154,7 +154,9 @@ resource "valkey_stream_group" "tail" {
 					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 0 {
 						return fmt.Errorf("new group delivered %d earlier entries (err %w), want 0", n, err)
 					}
-					rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "after"}})
+					if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "after"}}).Err(); err != nil {
+						return err
+					}
 					if n, err := readCount(rdb, stream, "tail"); err != nil || n != 1 {
 						return fmt.Errorf("new group delivered %d later entries (err %w), want 1", n, err)
 					}
@@ -209,7 +211,7 @@ func TestAccStreamGroup_invalidGroupStartFailsAtPlan(t *testing.T) {
 					ExpectError: regexp.MustCompile(`(?s)group_start.*value must be one of:.*"new".*"head"`),
 				}},
 			})
-			if n := rdb.Exists(context.Background(), stream).Val(); n != 0 {
+			if keyExists(t, rdb, stream) {
 				t.Errorf("the stream exists after a plan-time failure")
 			}
 		})
@@ -256,8 +258,12 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
 			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}})
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}}).Err(); err != nil {
+					return err
+				}
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}}).Err(); err != nil {
+					return err
+				}
 				return rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "billing", Consumer: "c", Streams: []string{stream, ">"}, Count: 1}).Err()
 			})},
 		}},
@@ -397,11 +403,15 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
 				// Move the group forward: one entry delivered.
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}})
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}}).Err(); err != nil {
+					return err
+				}
 				if _, err := readCount(rdb, stream, "billing"); err != nil {
 					return err
 				}
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}})
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}}).Err(); err != nil {
+					return err
+				}
 				g, _, err := serverGroup(rdb, stream, "billing")
 				before = g.LastDeliveredID
 				return err

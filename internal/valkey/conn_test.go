@@ -32,6 +32,12 @@ func unreachable(t *testing.T, err error, addr string, causes ...valkey.Cause) *
 	return u
 }
 
+// expectUnreachable is unreachable for callers that need nothing more from the error.
+func expectUnreachable(t *testing.T, err error, addr string, causes ...valkey.Cause) {
+	t.Helper()
+	_ = unreachable(t, err, addr, causes...) // it fails the test itself
+}
+
 func TestClient_TLSVerifiesServer(t *testing.T) {
 	t.Parallel()
 	s, pki := valkeytest.StartTLST(t, false)
@@ -58,11 +64,11 @@ func TestClient_TLSWrongCAIsRejectedClearly(t *testing.T) {
 	other := valkeytest.NewPKIT(t)
 	c := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(other.CACert)}, MaxRetries: new(0)})
 	_, _, err := c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
-	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
+	expectUnreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
 	// And with the system roots only (valkeys:// without a tls block) it fails the same way.
 	c = newClient(t, valkey.Options{URL: s.TLSURL(), MaxRetries: new(0)})
 	_, _, err = c.EnsureGroup(context.Background(), key(t, "s"), "g", valkey.StartNew)
-	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
+	expectUnreachable(t, err, s.TLSAddr(), valkey.CauseTLSVerify)
 }
 
 func TestClient_MutualTLS(t *testing.T) {
@@ -73,7 +79,7 @@ func TestClient_MutualTLS(t *testing.T) {
 	noCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{CACert: string(pki.CACert)}, MaxRetries: new(0)})
 	_, _, err := noCert.EnsureGroup(context.Background(), stream, "g", valkey.StartNew)
 	// The alert arrives during the handshake, or (TLS 1.3) as a reset on the first command.
-	unreachable(t, err, s.TLSAddr(), valkey.CauseTLSRejected, valkey.CauseClosedTLS)
+	expectUnreachable(t, err, s.TLSAddr(), valkey.CauseTLSRejected, valkey.CauseClosedTLS)
 
 	withCert := newClient(t, valkey.Options{URL: s.TLSURL(), TLS: &valkey.TLSOptions{
 		CACertFile: pki.CACertFile, CertFile: pki.ClientCertFile, KeyFile: pki.ClientKeyFile,
@@ -222,7 +228,7 @@ func TestClient_ConnectionErrorsHaveHints(t *testing.T) {
 			tc.opts.MaxRetries = new(0)
 			start := time.Now()
 			_, _, err := newClient(t, tc.opts).EnsureGroup(context.Background(), "k", "g", valkey.StartNew)
-			unreachable(t, err, tc.addr, tc.cause)
+			expectUnreachable(t, err, tc.addr, tc.cause)
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("took %v; the timeouts were not applied", d)
 			}

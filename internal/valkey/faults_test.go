@@ -94,7 +94,7 @@ func wantOK(t *testing.T, err error, _ string) {
 func wantUnreachable(causes ...valkey.Cause) faultWant {
 	return func(t *testing.T, err error, addr string) {
 		t.Helper()
-		unreachable(t, err, addr, causes...)
+		expectUnreachable(t, err, addr, causes...)
 	}
 }
 
