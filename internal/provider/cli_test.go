@@ -100,13 +100,9 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 // to itself: the trace log is asked of it.
 func startCLI(t *testing.T, dir, rc string) *cliRun {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mustDo(t, os.MkdirAll(dir, 0o755))
 	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustDo(t, err)
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -116,15 +112,7 @@ func startCLI(t *testing.T, dir, rc string) *cliRun {
 	env = tfexec.CleanEnv(env) // the variables terraform-exec refuses to take from SetEnv
 	env["TF_CLI_CONFIG_FILE"], env["CHECKPOINT_DISABLE"], env["VALKEY_PASSWORD"] = rc, "1", ""
 	r := &cliRun{t: t, tf: tf, dir: dir, env: env, ctx: t.Context()}
-	if err := tf.SetEnv(env); err != nil {
-		t.Fatal(err)
-	}
-	if err := tf.SetLog("TRACE"); err != nil {
-		t.Fatal(err)
-	}
-	if err := tf.SetLogPath(r.tracePath()); err != nil {
-		t.Fatal(err)
-	}
+	mustDo(t, errors.Join(tf.SetEnv(env), tf.SetLog("TRACE"), tf.SetLogPath(r.tracePath())))
 	return r
 }
 
@@ -140,24 +128,16 @@ func needCLI(t *testing.T) {
 func cliVersion(t *testing.T) *version.Version {
 	t.Helper()
 	tf, err := tfexec.NewTerraform(t.TempDir(), os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mustDo(t, err)
 	v, _, err := tf.Version(t.Context(), false)
-	if err != nil {
-		t.Fatalf("terraform version: %v", err)
-	}
+	mustDo(t, err)
 	return v
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	mustDo(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	mustDo(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
 // write replaces main.tf.
@@ -374,45 +354,25 @@ func (res cliResult) must(t *testing.T, wantOK bool) cliResult {
 // output is what the run printed, stdout then stderr.
 func (res cliResult) output() []byte { return append(append([]byte{}, res.stdout...), res.stderr...) }
 
-// validate runs `terraform validate -json`.
-func (r *cliRun) validate() *tfjson.ValidateOutput {
+// read runs a command that reads (show, validate, output, providers schema), returning what
+// terraform-exec made of its output; it fails the test if the command fails.
+func read[T any](r *cliRun, command string, f func(ctx context.Context) (T, error)) T {
 	r.t.Helper()
-	var out *tfjson.ValidateOutput
-	r.run("validate", func(ctx context.Context, _ io.Writer) (err error) {
-		out, err = r.tf.Validate(ctx) // no error when the configuration is not valid
+	var v T
+	r.run(command, func(ctx context.Context, _ io.Writer) (err error) {
+		v, err = f(ctx)
 		return err
 	}).must(r.t, true)
-	return out
+	return v
 }
 
-// asCLIDiagnostics are terraform-json's diagnostics as the harness reads them.
+// asCLIDiagnostics are terraform-json's diagnostics (of `terraform validate`) as the harness
+// reads them.
 func asCLIDiagnostics(diags []tfjson.Diagnostic) []cliDiagnostic {
 	out := make([]cliDiagnostic, len(diags))
 	for i, d := range diags {
 		out[i] = cliDiagnostic{Diagnostic: d}
 	}
-	return out
-}
-
-// providerSchemas runs `terraform providers schema -json`.
-func (r *cliRun) providerSchemas() *tfjson.ProviderSchemas {
-	r.t.Helper()
-	var s *tfjson.ProviderSchemas
-	r.run("providers schema", func(ctx context.Context, _ io.Writer) (err error) {
-		s, err = r.tf.ProvidersSchema(ctx)
-		return err
-	}).must(r.t, true)
-	return s
-}
-
-// outputs runs `terraform output -json`.
-func (r *cliRun) outputs() map[string]tfexec.OutputMeta {
-	r.t.Helper()
-	var out map[string]tfexec.OutputMeta
-	r.run("output", func(ctx context.Context, _ io.Writer) (err error) {
-		out, err = r.tf.Output(ctx)
-		return err
-	}).must(r.t, true)
 	return out
 }
 
@@ -437,17 +397,6 @@ func (r *cliRun) showPlan() (*tfjson.Plan, cliResult) {
 		return err
 	}).must(r.t, true)
 	return plan, res
-}
-
-// showPlanText is `terraform show` of the saved plan, as people read it.
-func (r *cliRun) showPlanText() string {
-	r.t.Helper()
-	var out string
-	r.run("show "+planFile, func(ctx context.Context, _ io.Writer) (err error) {
-		out, err = r.tf.ShowPlanFileRaw(ctx, planFile)
-		return err
-	}).must(r.t, true)
-	return out
 }
 
 // expectEmptyPlan fails unless a plan (with -detailed-exitcode) succeeds and plans nothing.
@@ -476,11 +425,7 @@ type stateGroup struct {
 // there is no state).
 func (r *cliRun) stateGroups() []stateGroup {
 	r.t.Helper()
-	var state *tfjson.State
-	r.run("show", func(ctx context.Context, _ io.Writer) (err error) {
-		state, err = r.tf.Show(ctx)
-		return err
-	}).must(r.t, true)
+	state := read(r, "show", func(ctx context.Context) (*tfjson.State, error) { return r.tf.Show(ctx) })
 	if state.Values == nil {
 		return nil
 	}
@@ -522,9 +467,7 @@ func (r *cliRun) stateGroup(address string) stateGroup {
 func (r *cliRun) readState() []byte {
 	r.t.Helper()
 	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	mustDo(r.t, err)
 	return b
 }
 

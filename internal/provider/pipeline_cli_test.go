@@ -2,6 +2,7 @@ package provider
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,7 +63,7 @@ type savedPlan map[string]*tfjson.Change
 func (r *cliRun) showSaved(plan cliResult) (savedPlan, []byte) {
 	r.t.Helper()
 	doc, show := r.showPlan()
-	human := r.showPlanText()
+	human := read(r, "show "+planFile, func(ctx context.Context) (string, error) { return r.tf.ShowPlanFileRaw(ctx, planFile) })
 	for _, d := range plan.diags {
 		for _, out := range []string{string(show.stdout), human} {
 			if strings.Contains(out, d.Summary) || strings.Contains(out, firstLine(d.Detail)) {

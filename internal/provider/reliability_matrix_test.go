@@ -204,8 +204,9 @@ var matrixCells = []matrixCell{
 		if res.err != nil {
 			t.Fatalf("the function touches no server, yet the apply failed:\n%s", res.output())
 		}
+		outputs := read(m.cliRun, "output", func(ctx context.Context) (map[string]tfexec.OutputMeta, error) { return m.tf.Output(ctx) })
 		var got int
-		if err := json.Unmarshal(m.outputs()["slot"].Value, &got); err != nil {
+		if err := json.Unmarshal(outputs["slot"].Value, &got); err != nil {
 			t.Fatal(err)
 		}
 		if want := valkey.HashSlot(m.stream); got != want {

@@ -119,16 +119,16 @@ func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 func TestCLIStreamGroup_groupStartRequiredByValidate(t *testing.T) {
 	t.Parallel()
 	r := newCLIRun(t, testAccGroupWithoutStartConfig("s", "billing"))
-	out := r.validate()
+	out := read(r, "validate", r.tf.Validate)
 	missing := findDiagnostic(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Missing required argument")
 	if out.Valid || len(missing) != 1 || !strings.Contains(missing[0].Detail, `"group_start" is required`) {
 		t.Errorf("validate without group_start: %+v, want the CLI's missing required argument error", out)
 	}
 	r.write(testAccGroupNullStartConfig("s", "billing"))
-	if out := r.validate(); out.Valid || len(findDiagnostic(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Group Start Not Declared")) != 1 {
+	if out := read(r, "validate", r.tf.Validate); out.Valid || len(findDiagnostic(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Group Start Not Declared")) != 1 {
 		t.Errorf("validate with group_start = null: %+v, want Group Start Not Declared", out)
 	}
-	for name, p := range r.providerSchemas().Schemas {
+	for name, p := range read(r, "providers schema", r.tf.ProvidersSchema).Schemas {
 		if group := p.ResourceSchemas["valkey_stream_group"]; group == nil || !group.Block.Attributes["group_start"].Required {
 			t.Errorf("providers schema -json lists group_start of %s as not required", name)
 		}
