@@ -16,9 +16,9 @@ import (
 
 // Proxy forwards loopback TCP to the server, counts round trips, and injects faults.
 //
-// Round trips: on each connection, client bytes that arrive after the proxy last answered (or
-// first) start a new round trip, so a pipeline written at once is one round trip, as on the
-// wire. The proxy parses the client's RESP to name the commands each round trip carried.
+// Round trips: on each connection, client bytes that arrive when every command before them has
+// been answered (or first) start a new round trip, so a pipeline written at once is one round
+// trip, as on the wire, however the network splits it. The proxy parses the client's RESP to name the commands each round trip carried.
 //
 // Faults: the proxy passes each complete command on and relays the server's replies one by one,
 // in order, so that a Fault can act on the reply of one command even inside a pipeline: swallow
@@ -192,10 +192,10 @@ type proxyConn struct {
 	client, server net.Conn
 	queue          chan pending
 
-	mu        sync.Mutex
-	answered  bool // the proxy wrote to the client since the client last wrote
-	trip      []string
-	tripBegun bool
+	mu          sync.Mutex
+	outstanding int // commands passed on whose replies the client has not had yet
+	trip        []string
+	tripBegun   bool
 }
 
 // requests reads the client's commands, forwards the ones no fault holds back, and queues one
@@ -209,10 +209,9 @@ func (c *proxyConn) requests() {
 		n, err := c.client.Read(chunk)
 		if n > 0 {
 			c.mu.Lock()
-			if c.answered || !c.tripBegun {
+			if c.outstanding == 0 {
 				c.finishTripLocked()
 			}
-			c.answered = false
 			c.mu.Unlock()
 			buf = append(buf, chunk[:n]...)
 			var forward []byte
@@ -223,6 +222,7 @@ func (c *proxyConn) requests() {
 				}
 				c.mu.Lock()
 				c.trip = append(c.trip, name)
+				c.outstanding++
 				c.mu.Unlock()
 				f := c.proxy.match(name)
 				if f == nil || (f.Action != Answer && f.Action != Hang) {
@@ -269,7 +269,7 @@ func (c *proxyConn) replies() {
 			c.cutClient()
 			return
 		case f.Action == CutReply:
-			_ = c.write(reply[:len(reply)/2])
+			_, _ = c.client.Write(reply[:len(reply)/2])
 			c.cutClient()
 			return
 		case f.Action == DelayReply:
@@ -281,11 +281,12 @@ func (c *proxyConn) replies() {
 	}
 }
 
+// write relays one whole reply to the client.
 func (c *proxyConn) write(b []byte) error {
-	c.mu.Lock()
-	c.answered = true
-	c.mu.Unlock()
 	_, err := c.client.Write(b)
+	c.mu.Lock()
+	c.outstanding--
+	c.mu.Unlock()
 	return err
 }
 
