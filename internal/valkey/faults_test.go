@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -145,12 +143,7 @@ func TestFaultMatrix(t *testing.T) {
 		t.Run(fc.Name, func(t *testing.T) {
 			t.Parallel()
 			stream := key(t, "stream")
-			f := fc.Setup(t, func(rdb *redis.Client) {
-				valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
-				if err := rdb.XGroupCreate(context.Background(), stream, "g", "0").Err(); err != nil {
-					t.Fatal(err)
-				}
-			})
+			f := fc.Setup(t, stream)
 			for _, e := range faultEntries {
 				t.Run(e.name, func(t *testing.T) {
 					opts := valkey.Options{URL: f.URL, Username: f.Username, Password: f.Password,

@@ -26,12 +26,22 @@ type Failure struct {
 	Addr string
 }
 
-// FailureCase names a Failure and sets it up: seed runs first, against the real server with
-// full rights (nil when there is none to seed, as for a refused port), so the test can put a
-// stream and a group there before the failure takes effect.
+// FailureCase names a Failure and sets it up. Where there is a server behind the failure, it
+// holds stream, seeded before the failure takes effect: two entries (1-1 and 1-2) and the
+// group "g" at the head, what the matrix's entry points read.
 type FailureCase struct {
 	Name  string
-	Setup func(t testing.TB, seed func(rdb *redis.Client)) Failure
+	Setup func(t testing.TB, stream string) Failure
+}
+
+// seedMatrixStream is the seed of every row: stream with two entries and group "g" at 0.
+func seedMatrixStream(t testing.TB, stream string) func(*redis.Client) {
+	return func(rdb *redis.Client) {
+		XAdd(t, rdb, stream, "1-1", "1-2")
+		if err := rdb.XGroupCreate(context.Background(), stream, "g", "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // loadingReply and the data commands the provider sends: a server still loading its dataset
@@ -71,7 +81,7 @@ func Failures() []FailureCase {
 		return Failure{URL: p.URL(), Addr: p.Addr()}
 	}
 	return []FailureCase{
-		{"refused port", func(t testing.TB, _ func(*redis.Client)) Failure {
+		{"refused port", func(t testing.TB, _ string) Failure {
 			port, err := FreePort()
 			if err != nil {
 				t.Fatal(err)
@@ -79,47 +89,56 @@ func Failures() []FailureCase {
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			return Failure{URL: "valkey://" + addr + "/0", Addr: addr}
 		}},
-		{"server never answers", func(t testing.TB, _ func(*redis.Client)) Failure {
+		{"server never answers", func(t testing.TB, _ string) Failure {
 			p := StartProxyT(t, plain(t, nil).Addr(), Fault{Action: Hang})
 			return Failure{URL: p.URL(), Addr: p.Addr()}
 		}},
-		{"wrong password", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"wrong password", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := StartT(t, WithArgs("--requirepass", password))
 			seeded(t, s, password, seed)
 			return Failure{URL: s.URL(), Addr: s.Addr(), Password: "not-" + password}
 		}},
-		{"no password", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"no password", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := StartT(t, WithArgs("--requirepass", password))
 			seeded(t, s, password, seed)
 			return Failure{URL: s.URL(), Addr: s.Addr()}
 		}},
-		{"ACL user without permission", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"ACL user without permission", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := plain(t, seed)
 			user, pass := s.ACLUser(t, "*", "-@all")
 			return Failure{URL: s.URL(), Addr: s.Addr(), Username: user, Password: pass}
 		}},
-		{"database the server lacks", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"database the server lacks", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := plain(t, seed)
 			return Failure{URL: "valkey://" + s.Addr() + "/99", Addr: s.Addr()}
 		}},
-		{"TLS to a plain port", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"TLS to a plain port", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := plain(t, seed)
 			return Failure{URL: "valkeys://" + s.Addr() + "/0", Addr: s.Addr(), TLSInsecure: true}
 		}},
-		{"plain to a TLS port", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"plain to a TLS port", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := StartT(t, WithTLS(NewPKIT(t), false))
 			seeded(t, s, "", seed)
 			return Failure{URL: "valkey://" + s.TLSAddr() + "/0", Addr: s.TLSAddr()}
 		}},
-		{"server loading", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"server loading", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			return behindProxy(t, seed, faultEvery(Answer, loadingReply))
 		}},
-		{"replica (READONLY)", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"replica (READONLY)", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			// The replica links after the seed, so its full sync carries the seeded keys.
 			replica := StartReplicaT(t, plain(t, seed))
 			return Failure{URL: replica.URL(), Addr: replica.Addr()}
 		}},
-		{"out of memory (OOM)", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"out of memory (OOM)", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			s := plain(t, seed, "--maxmemory-policy", "noeviction")
 			rdb := s.Client()
 			defer func() { _ = rdb.Close() }()
@@ -128,7 +147,8 @@ func Failures() []FailureCase {
 			}
 			return Failure{URL: s.URL(), Addr: s.Addr()}
 		}},
-		{"connection cut mid-reply", func(t testing.TB, seed func(*redis.Client)) Failure {
+		{"connection cut mid-reply", func(t testing.TB, stream string) Failure {
+			seed := seedMatrixStream(t, stream)
 			return behindProxy(t, seed, faultEvery(CutReply, ""))
 		}},
 	}
