@@ -41,6 +41,10 @@ func NewClient(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newClient(s), nil
+}
+
+func newClient(s settings) *Client {
 	return &Client{
 		addr:       s.addr,
 		tls:        s.universal.TLSConfig,
@@ -48,7 +52,7 @@ func NewClient(opts Options) (*Client, error) {
 		ackTimeout: s.ackTimeout,
 		retries:    max(s.universal.MaxRetries, 0),
 		build:      func() redis.UniversalClient { return withOpenHook(redis.NewUniversalClient(s.universal)) },
-	}, nil
+	}
 }
 
 // Addr is where commands go, for messages. It never carries a password.

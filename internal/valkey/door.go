@@ -56,8 +56,9 @@ func (o Outcome) String() string {
 //
 // XGROUP CREATE is never sent twice: once it may have reached the server, a second one would
 // answer BUSYGROUP to this very create, and the group would read as adopted with a start it
-// was in fact given. A lost reply is an *UnknownOutcomeError. Only a connection that could not
-// be opened (nothing was written on it) is tried again, up to the client's MaxRetries.
+// was in fact given. A lost reply is an *UnknownOutcomeError. Only an attempt that wrote
+// nothing (its connection could not be opened, or the pool had none free in time) is made
+// again, up to the client's MaxRetries.
 func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start Start) (Outcome, Group, error) {
 	id, err := start.ID()
 	if err != nil {
@@ -65,7 +66,7 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	}
 	for attempt := 0; ; attempt++ {
 		outcome, g, err := c.door(ctx, stream, group, id)
-		if _, failedToOpen := asOpenError(err); !failedToOpen || attempt >= c.retries {
+		if !neverWritten(err) || attempt >= c.retries {
 			return c.doorResult(ctx, stream, group, outcome, g, err)
 		}
 		if sleepErr := sleepCtx(ctx, retryBackoff(attempt)); sleepErr != nil {
@@ -151,8 +152,8 @@ func (c *Client) doorResult(ctx context.Context, stream, group string, outcome O
 	case errors.As(err, &unconfirmed):
 		return 0, Group{}, err
 	}
-	_, failedToOpen := asOpenError(err)
-	if _, isReply := reply(err); isReply || failedToOpen {
+	_, isReply := reply(err)
+	if isReply || neverWritten(err) || errors.Is(err, redis.ErrClosed) {
 		return 0, Group{}, c.classify(ctx, "XGROUP CREATE", stream, err)
 	}
 	// A transport error with the connection open: the command may have run.
@@ -166,6 +167,14 @@ func (c *Client) doorResult(ctx context.Context, stream, group string, outcome O
 		unknown.Now.Group, unknown.Now.GroupExists = FindGroup(sg.groups, group)
 	}
 	return 0, Group{}, unknown
+}
+
+// neverWritten tells whether the door's attempt failed before anything was written: its
+// connection could not be opened, or the pool had no connection to give within its
+// PoolTimeout. Such an attempt may be made again.
+func neverWritten(err error) bool {
+	_, failedToOpen := asOpenError(err)
+	return failedToOpen || errors.Is(err, redis.ErrPoolTimeout)
 }
 
 // retryBackoff is the pause before retry attempt+1 of a connection that could not be opened:

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -263,5 +265,50 @@ func TestClient_HandshakeFailuresAreOneError(t *testing.T) {
 		if slices.Contains([]string{"XGROUP CREATE", "XINFO GROUPS"}, u.Step) {
 			t.Errorf("%s: reported as a refused command", e.name)
 		}
+	}
+}
+
+// TestEnsureGroup_PoolTimeoutIsNotAnUnknownOutcome: when every connection of the pool is busy,
+// go-redis gives up before writing anything, so the door must not report a lost reply: the
+// error names the address and the pool, and XGROUP CREATE never ran. Once a connection is
+// free, the door creates the group.
+func TestEnsureGroup_PoolTimeoutIsNotAnUnknownOutcome(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.StartT(t)
+	admin := srv.Client()
+	defer func() { _ = admin.Close() }()
+	ctx, stream := context.Background(), key(t, "stream")
+	c, err := valkey.NewClientWithPool(valkey.Options{URL: srv.URL(), MaxRetries: new(1)}, 1, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	// Hold the pool's one connection with a blocking read.
+	busy := make(chan error, 1)
+	go func() {
+		busy <- c.Universal().Do(ctx, "XREAD", "BLOCK", 1500, "STREAMS", key(t, "idle"), "$").Err()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Universal().PoolStats().TotalConns == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the XREAD is on the wire
+	_, _, err = c.EnsureGroup(ctx, stream, "g", valkey.StartHead)
+	var unknown *valkey.UnknownOutcomeError
+	var u *valkey.UnreachableError
+	switch {
+	case errors.As(err, &unknown):
+		t.Fatalf("EnsureGroup with the pool busy = %v; nothing was written, so the outcome is known", err)
+	case !errors.As(err, &u) || !errors.Is(err, redis.ErrPoolTimeout) || !strings.Contains(err.Error(), srv.Addr()):
+		t.Fatalf("EnsureGroup with the pool busy = %v (%T); want an UnreachableError naming %s and the pool timeout", err, err, srv.Addr())
+	}
+	if calls := valkeytest.CommandCalls(t, admin, "xgroup|create"); calls != 0 {
+		t.Errorf("XGROUP CREATE ran %d times while the pool was busy, want 0", calls)
+	}
+	if err := <-busy; !errors.Is(err, redis.Nil) {
+		t.Fatalf("blocking XREAD = %v, want redis.Nil after its timeout", err)
+	}
+	if outcome, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartHead); err != nil || outcome != valkey.Created {
+		t.Errorf("EnsureGroup with the pool free = %v, %v; want Created", outcome, err)
 	}
 }
