@@ -107,8 +107,10 @@ func TestUnknownConfiguration_EveryEntryPointSaysSo(t *testing.T) {
 	}
 
 	state := tfsdk.State{Schema: schemaResp.Schema}
-	state.Set(ctx, streamGroupModel{ID: types.StringValue("s/g"), Stream: types.StringValue("s"), Name: types.StringValue("g"),
-		GroupStart: types.StringValue("new"), Adopted: types.BoolValue(false)})
+	if d := state.Set(ctx, streamGroupModel{ID: types.StringValue("s/g"), Stream: types.StringValue("s"), Name: types.StringValue("g"),
+		GroupStart: types.StringValue("new"), Adopted: types.BoolValue(false)}); d.HasError() {
+		t.Fatalf("state.Set: %v", d)
+	}
 	read := resource.ReadResponse{State: state, Identity: identity()}
 	r.Read(ctx, resource.ReadRequest{State: state}, &read)
 	expectOne(t, "read", read.Diagnostics, diag.SeverityError, "Consumer Group Not Read", unknown(`group "g" of stream "s"`))

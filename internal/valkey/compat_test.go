@@ -21,7 +21,9 @@ func TestRedis70_DoorAndRead(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	c := newClient(t, valkey.Options{URL: "redis://" + redisSrv.Addr()})
 
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: "orders", Values: []string{"k", "v"}})
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "orders", Values: []string{"k", "v"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if outcome, _, err := c.EnsureGroup(ctx, "orders", "replay", valkey.StartHead); err != nil || outcome != valkey.Created {
 		t.Fatalf("create: %v %v", outcome, err)
 	}
@@ -34,7 +36,9 @@ func TestRedis70_DoorAndRead(t *testing.T) {
 	if _, _, err := c.EnsureGroup(ctx, "fresh", "g", valkey.StartNew); err != nil || rdb.Type(ctx, "fresh").Val() != "stream" {
 		t.Fatalf("MKSTREAM: err %v, type %q", err, rdb.Type(ctx, "fresh").Val())
 	}
-	rdb.SAdd(ctx, "members", "x")
+	if err := rdb.SAdd(ctx, "members", "x").Err(); err != nil {
+		t.Fatal(err)
+	}
 	var wt *valkey.WrongTypeError
 	if _, _, err := c.EnsureGroup(ctx, "members", "g", valkey.StartNew); !errors.As(err, &wt) || wt.Type != "set" {
 		t.Fatalf("wrong type: %v", err)

@@ -132,7 +132,9 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	other := stream + ":string"
 	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
 	rdb := adminClient(t)
-	rdb.Set(ctx, other, "x", 0)
+	if err := rdb.Set(ctx, other, "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 
 	c := newClient(t, valkey.Options{Username: user, Password: pw})
 	if outcome, _, err := c.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil || outcome != valkey.Created {

@@ -37,7 +37,9 @@ func TestEnsureGroup_CreatesGroupAndStream(t *testing.T) {
 func TestEnsureGroup_AdoptsExistingGroup(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb, stream := fixture(t)
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "5-1", Values: []string{"k", "v"}})
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "5-1", Values: []string{"k", "v"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
 	if err := rdb.XGroupCreate(ctx, stream, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,9 @@ func TestEnsureGroup_StartPositions(t *testing.T) {
 			t.Parallel()
 			ctx, c, rdb, stream := fixture(t)
 			for range 3 {
-				rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "v"}})
+				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "v"}}).Err(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if _, _, err := c.EnsureGroup(ctx, stream, "g", tc.start); err != nil {
 				t.Fatal(err)
@@ -93,7 +97,9 @@ func TestEnsureGroup_StartPositions(t *testing.T) {
 			if got := readAll(t, rdb, stream, "g"); got != tc.want {
 				t.Errorf("%s: group delivered %d entries written before it, want %d", tc.start, got, tc.want)
 			}
-			rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "later"}})
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "later"}}).Err(); err != nil {
+				t.Fatal(err)
+			}
 			if got := readAll(t, rdb, stream, "g"); got != 1 {
 				t.Errorf("%s: group delivered %d entries written after it, want 1", tc.start, got)
 			}

@@ -72,7 +72,9 @@ func TestGroups_OneXinfoPerStreamAcrossCallers(t *testing.T) {
 	ctx, c, rdb := ownServer(t)
 	const groups = 50
 	for i := range groups {
-		rdb.XGroupCreateMkStream(ctx, "orders", "g"+strconv.Itoa(i), "$")
+		if err := rdb.XGroupCreateMkStream(ctx, "orders", "g"+strconv.Itoa(i), "$").Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	rdb.ConfigResetStat(ctx)
 

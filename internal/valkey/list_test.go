@@ -67,7 +67,9 @@ func TestListGroups_NamedStreamsReadOnceMissingAndOtherTypesYieldNothing(t *test
 	other, missing, text := stream+"/eu", stream+":missing", stream+":text"
 	seedGroups(t, rdb, []string{stream}, "billing", "team/audit")
 	seedGroups(t, rdb, []string{other}, "billing")
-	rdb.Set(ctx, text, "not a stream", 0)
+	if err := rdb.Set(ctx, text, "not a stream", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 
 	got := listed(t, c, valkey.ListOptions{Streams: []string{stream, missing, text, other, stream}})
 	want := []string{stream + " billing", stream + " team/audit", other + " billing"}
@@ -112,8 +114,12 @@ func TestListGroups_MatchReadsOnlyStreamsOfThePattern(t *testing.T) {
 	orders := []string{prefix + "orders:1", prefix + "orders:2/eu", prefix + "orders:3"}
 	seedGroups(t, rdb, orders, "billing", "team/audit")
 	seedGroups(t, rdb, []string{prefix + "ordersX", prefix + "payments:1"}, "billing")
-	rdb.HSet(ctx, prefix+"orders:hash", "f", "v")
-	rdb.Set(ctx, prefix+"orders:text", "v", 0)
+	if err := rdb.HSet(ctx, prefix+"orders:hash", "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"orders:text", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	valkeytest.XAdd(t, rdb, prefix+"orders:nogroups", "1-0")
 
 	rdb.ConfigResetStat(ctx)
@@ -255,7 +261,9 @@ func TestListGroups_ClusterScansEveryPrimary(t *testing.T) {
 		streams[i] = fmt.Sprintf("orders:{%d}:stream/main", i) // 30 hash tags, spread over the slots
 	}
 	seedGroups(t, admin, streams, "billing", "team/audit")
-	admin.Set(t.Context(), "orders:{x}:text", "v", 0)
+	if err := admin.Set(t.Context(), "orders:{x}:text", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	owners := map[string]bool{}
 	for _, s := range streams {
 		owner, err := cluster.Owner(t.Context(), slotOf(t, cluster, s))

@@ -48,7 +48,9 @@ func TestStreamInfo_MatchesServer(t *testing.T) {
 func TestStreamInfo_EmptyStreamHasNoEntryIDs(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb, stream := fixture(t)
-	rdb.XGroupCreateMkStream(ctx, stream, "g", "$")
+	if err := rdb.XGroupCreateMkStream(ctx, stream, "g", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
 
 	got, err := c.StreamInfo(ctx, stream)
 	if err != nil {
@@ -119,7 +121,9 @@ func TestGroupDetail_MissingStreamOrGroupIsNotFound(t *testing.T) {
 	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "" {
 		t.Errorf("missing stream: err = %v, want *NotFoundError naming only the stream", err)
 	}
-	rdb.XGroupCreateMkStream(ctx, stream, "other", "$")
+	if err := rdb.XGroupCreateMkStream(ctx, stream, "other", "$").Err(); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := c.GroupDetail(ctx, stream, "billing"); !errors.As(err, &nf) || nf.Stream != stream || nf.Group != "billing" {
 		t.Errorf("missing group: err = %v, want *NotFoundError naming group billing", err)
 	}

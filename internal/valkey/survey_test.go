@@ -45,7 +45,9 @@ func TestSurvey_EmptyAndMissingStreams(t *testing.T) {
 func TestSurvey_KeyOfAnotherTypeIsAnError(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb, stream := fixture(t)
-	rdb.Set(ctx, stream, "x", 0)
+	if err := rdb.Set(ctx, stream, "x", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	var wt *valkey.WrongTypeError
 	if _, err := c.Survey(ctx, stream); !errors.As(err, &wt) || wt.Type != "string" {
 		t.Errorf("err = %v, want a WrongTypeError naming string", err)

@@ -80,7 +80,9 @@ func TestProxy_CutReplyPassesHalfAReply(t *testing.T) {
 	key := Key(t, "{%s}:k")
 	admin := srv.Client()
 	defer admin.Close()
-	admin.Set(ctx, key, strings.Repeat("x", 100), 0)
+	if err := admin.Set(ctx, key, strings.Repeat("x", 100), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
 	conn, err := net.Dial("tcp", p.Addr())
 	if err != nil {
 		t.Fatal(err)
