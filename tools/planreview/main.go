@@ -467,7 +467,8 @@ func entries(n int64) string {
 	return thousands(n) + " entries"
 }
 
-// thousands writes n with comma separators: 12,000,000.
+// thousands writes n with comma separators: 12,000,000, as the provider writes its counts
+// (internal/provider entries); repeated here so that the tool stays standard-library only.
 func thousands(n int64) string {
 	digits := strconv.FormatInt(n, 10)
 	var b strings.Builder
