@@ -1,8 +1,14 @@
 package provider
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
 // The ID of a valkey_stream_group is the stream key, "/", and the group name with every "%"
@@ -56,4 +62,60 @@ func unescapeName(escaped string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// notFoundForImport says which group an import looked up and did not find, and, when another
+// reading of the same ID names a group that exists (a "/" in the name left unescaped:
+// "s/team/b" read as group "b" of stream "s/team"), names that group and its ID.
+func (r *streamGroupResource) notFoundForImport(ctx context.Context, id, stream, name string) string {
+	detail := fmt.Sprintf("The server at %s has no consumer group %q on stream %q", r.data.client.Addr(), name, stream)
+	if id != "" {
+		detail += fmt.Sprintf(" (the import ID %q read as stream %q and group %q: the last \"/\" separates them)", id, stream, name)
+	}
+	detail += ". Check the names, and the database in the provider's url."
+	for i := strings.Index(id, "/"); id != "" && i >= 0 && i < len(id)-1 && i < len(stream); i = nextSlash(id, i) {
+		otherStream, otherName := id[:i], id[i+1:]
+		if unescaped, err := unescapeName(otherName); err == nil {
+			otherName = unescaped
+		}
+		if _, found, err := r.data.client.Group(ctx, otherStream, otherName); err == nil && found {
+			detail += fmt.Sprintf(" Group %q of stream %q exists: if that is the group to import, use the ID %q, in which "+
+				"the name's \"/\" is written %%2F (or an import block with identity = { stream = %q, name = %q }).",
+				otherName, otherStream, groupID(otherStream, otherName), otherStream, otherName)
+			break
+		}
+	}
+	return detail
+}
+
+// nextSlash is the index of the next "/" in id after i, or -1.
+func nextSlash(id string, i int) int {
+	j := strings.Index(id[i+1:], "/")
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// plannedID plans the id as soon as stream and name are known, replacements included: it is
+// groupID of them, so reviewers see the real ID instead of "known after apply".
+type plannedID struct{}
+
+func (plannedID) Description(context.Context) string {
+	return "The id is known at plan time once stream and name are."
+}
+
+func (m plannedID) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (plannedID) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if !req.PlanValue.IsUnknown() {
+		return // nothing changes: the id in state stands
+	}
+	var stream, name types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("stream"), &stream)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
+	if stream.IsUnknown() || name.IsUnknown() || stream.IsNull() || name.IsNull() {
+		return
+	}
+	resp.PlanValue = types.StringValue(groupID(stream.ValueString(), name.ValueString()))
 }

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -218,39 +217,6 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 	resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Left On Server"), leftOnServer(state))
 }
 
-// doorErrorSummary names what a failed door leaves behind: nothing, a group nobody confirmed,
-// or an outcome nobody knows.
-func doorErrorSummary(err error) string {
-	var (
-		lost        *valkey.UnknownOutcomeError
-		unconfirmed *valkey.UnconfirmedError
-	)
-	switch {
-	case errors.As(err, &lost):
-		return "Consumer Group Outcome Unknown"
-	case errors.As(err, &unconfirmed):
-		return "Consumer Group Not Confirmed By Replicas"
-	}
-	return "Consumer Group Not Created"
-}
-
-// adoptedDetail says what the door found, and only that: it cannot tell who created the group
-// (another client, or an earlier apply of this group whose reply was lost), so it does not
-// claim that the declared start was not applied.
-func adoptedDetail(stream, name, start string, g valkey.Group) string {
-	return fmt.Sprintf("Group %q already existed on stream %q when the door ran (BUSYGROUP), so it was adopted as it is, at "+
-		"last-delivered-id %s with lag %s. The door cannot tell who created it: another client, or an earlier apply whose "+
-		"reply was lost (see \"Consumer Group Outcome Unknown\"), which started it where group_start %q puts a group. "+
-		"If another client created it, its start is that client's, not the declared one. Use XGROUP SETID outside "+
-		"Terraform if it must move.", name, stream, g.LastDeliveredID, formatOptional(g.Lag), start)
-}
-
-func leftOnServer(state streamGroupModel) string {
-	return fmt.Sprintf("Terraform forgets group %q of stream %q but sends nothing to the server: the group, its pending entries "+
-		"and the stream stay. Remove them deliberately (XGROUP DESTROY, DEL) outside Terraform if nothing reads them.",
-		state.Name.ValueString(), state.Stream.ValueString())
-}
-
 // ImportState takes a group by its ID (`terraform import`, or an import block's id) or by its
 // identity (an import block's identity). The group is recorded as adopted, without a
 // group_start: the server does not know where it started.
@@ -298,39 +264,6 @@ func (r *streamGroupResource) ImportState(ctx context.Context, req resource.Impo
 	resp.Diagnostics.Append(resp.Identity.Set(ctx, identityOf(stream, name))...)
 }
 
-// notFoundForImport says which group an import looked up and did not find, and, when another
-// reading of the same ID names a group that exists (a "/" in the name left unescaped:
-// "s/team/b" read as group "b" of stream "s/team"), names that group and its ID.
-func (r *streamGroupResource) notFoundForImport(ctx context.Context, id, stream, name string) string {
-	detail := fmt.Sprintf("The server at %s has no consumer group %q on stream %q", r.data.client.Addr(), name, stream)
-	if id != "" {
-		detail += fmt.Sprintf(" (the import ID %q read as stream %q and group %q: the last \"/\" separates them)", id, stream, name)
-	}
-	detail += ". Check the names, and the database in the provider's url."
-	for i := strings.Index(id, "/"); id != "" && i >= 0 && i < len(id)-1 && i < len(stream); i = nextSlash(id, i) {
-		otherStream, otherName := id[:i], id[i+1:]
-		if unescaped, err := unescapeName(otherName); err == nil {
-			otherName = unescaped
-		}
-		if _, found, err := r.data.client.Group(ctx, otherStream, otherName); err == nil && found {
-			detail += fmt.Sprintf(" Group %q of stream %q exists: if that is the group to import, use the ID %q, in which "+
-				"the name's \"/\" is written %%2F (or an import block with identity = { stream = %q, name = %q }).",
-				otherName, otherStream, groupID(otherStream, otherName), otherStream, otherName)
-			break
-		}
-	}
-	return detail
-}
-
-// nextSlash is the index of the next "/" in id after i, or -1.
-func nextSlash(id string, i int) int {
-	j := strings.Index(id[i+1:], "/")
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
-}
-
 // importedGroup is the state of a group taken under management as it is (an import, or a
 // result of the list resource): adopted, with no group_start, which the server does not know.
 func importedGroup(stream, name string) streamGroupModel {
@@ -345,27 +278,4 @@ func importedGroup(stream, name string) streamGroupModel {
 
 func identityOf(stream, name string) streamGroupIdentity {
 	return streamGroupIdentity{Stream: types.StringValue(stream), Name: types.StringValue(name)}
-}
-
-// plannedID plans the id as soon as stream and name are known, replacements included: it is
-// groupID of them, so reviewers see the real ID instead of "known after apply".
-type plannedID struct{}
-
-func (plannedID) Description(context.Context) string {
-	return "The id is known at plan time once stream and name are."
-}
-
-func (m plannedID) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
-
-func (plannedID) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if !req.PlanValue.IsUnknown() {
-		return // nothing changes: the id in state stands
-	}
-	var stream, name types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("stream"), &stream)...)
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
-	if stream.IsUnknown() || name.IsUnknown() || stream.IsNull() || name.IsNull() {
-		return
-	}
-	resp.PlanValue = types.StringValue(groupID(stream.ValueString(), name.ValueString()))
 }
