@@ -1,0 +1,111 @@
+package valkeytest
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// The proxy's RESP reading: replies as the server sends them (RESP2 and RESP3), and commands
+// as a client writes them, each read whole so that a fault can act on exactly one of them.
+
+// readReply reads one complete RESP2 or RESP3 reply and returns its bytes.
+func readReply(rd *bufio.Reader) ([]byte, error) {
+	var out bytes.Buffer
+	if err := copyReply(rd, &out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func copyReply(rd *bufio.Reader, out *bytes.Buffer) error {
+	line, err := rd.ReadBytes('\n')
+	if err != nil {
+		return err
+	}
+	out.Write(line)
+	if len(line) < 3 || !bytes.HasSuffix(line, []byte("\r\n")) {
+		return fmt.Errorf("malformed reply line %q", line)
+	}
+	head := string(line[1 : len(line)-2])
+	switch line[0] {
+	case '+', '-', ':', '_', ',', '#', '(':
+		return nil
+	case '$', '!', '=':
+		n, err := strconv.Atoi(head)
+		if err != nil || n < 0 {
+			return err // $-1: a null bulk string
+		}
+		_, err = io.CopyN(out, rd, int64(n)+2)
+		return err
+	case '*', '~', '>', '%', '|':
+		n, err := strconv.Atoi(head)
+		if err != nil || n < 0 {
+			return err // *-1: a null array
+		}
+		if line[0] == '%' || line[0] == '|' {
+			n *= 2
+		}
+		if line[0] == '|' {
+			n++ // an attribute precedes the reply it describes
+		}
+		for range n {
+			if err := copyReply(rd, out); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return errors.New("unknown reply type " + strconv.Quote(string(line[:1])))
+}
+
+// parseCommand reads one RESP array of bulk strings from b and names it (the command, plus
+// the subcommand for container commands). used is 0 when b holds no complete command yet.
+func parseCommand(b []byte) (name string, used int) {
+	line := func(at int) (string, int) {
+		i := bytes.Index(b[at:], []byte("\r\n"))
+		if i < 0 {
+			return "", -1
+		}
+		return string(b[at : at+i]), at + i + 2
+	}
+	head, at := line(0)
+	if at < 0 || !strings.HasPrefix(head, "*") {
+		if at < 0 {
+			return "", 0
+		}
+		return "INLINE", at // an inline command, as a bare PING might be
+	}
+	n, _ := strconv.Atoi(head[1:])
+	var args []string
+	for range n {
+		var h string
+		h, at = line(at)
+		if at < 0 {
+			return "", 0
+		}
+		size, _ := strconv.Atoi(strings.TrimPrefix(h, "$"))
+		if len(b) < at+size+2 {
+			return "", 0
+		}
+		if len(args) < 2 {
+			args = append(args, string(b[at:at+size]))
+		}
+		at += size + 2
+	}
+	if len(args) == 0 {
+		return "EMPTY", at
+	}
+	cmd := strings.ToUpper(args[0])
+	switch cmd {
+	case "XGROUP", "XINFO", "CONFIG", "CLIENT", "CLUSTER", "OBJECT", "MEMORY":
+		if len(args) > 1 {
+			cmd += " " + strings.ToUpper(args[1])
+		}
+	}
+	return cmd, at
+}
