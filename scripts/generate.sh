@@ -4,7 +4,7 @@
 # (provider functions, resource identities, list resources; Terraform 1.5.7 exports none of
 # them, OpenTofu 1.12 no list resources), keyed by the short name tfplugindocs looks up.
 # `scripts/generate.sh check` regenerates, validates, and fails when that changed docs/: the
-# docs gate of `make test` (on a clean clone, docs/ as committed).
+# docs gate of `make ci` (on a clean clone, docs/ as committed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
-# `make test`: installs what is missing, then runs every gate and test, and ends with one
-# summary: each gate, the unit tier, one line per CLI of the matrix (passed, skipped with each
-# reason, failed), and the fuzz targets. A failing step does not stop the later ones; any
-# failure fails the run. Full logs are kept under build/.
+# The runner behind `make test`, `make testacc`, `make gates` and `make ci`: it installs what
+# the chosen steps need, only when it is missing, runs the steps, and ends with one summary:
+# each gate, the unit and server tier, one line per CLI of the matrix (passed, skipped with
+# each reason, failed), the fault matrix, and fuzzing. A failing step does not stop the later
+# ones; any failure fails the run. Full logs are kept under build/.
 #
-# Usage: scripts/test.sh [--only STEP[,STEP...]] CLI...
-#   STEP: gates, unit, acc, fuzz (default: all)
+# Usage: scripts/test.sh STEPS [CLI...]
+#   STEPS: comma-separated, in any order (they run in the order below), or all:
+#     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser, docs up to date
+#     unit    every package without TF_ACC: the unit tests and the server tests (real
+#             valkey-server processes on loopback)
+#     acc     the acceptance suite once per CLI, the fault matrix aside
+#     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI
+#     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-only=gates,unit,acc,fuzz
-if [ "${1:-}" = --only ]; then only=$2; shift 2; fi
+all=gates,unit,acc,faults,fuzz
+steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
+shift
+[ "$steps" = all ] && steps=$all
+for s in ${steps//,/ }; do
+  [[ ",$all," == *",$s,"* ]] || { echo "test.sh: unknown step '$s' (steps: all, or some of $all)" >&2; exit 2; }
+done
 clis=("$@")
-wants() { [[ ",$only," == *",$1,"* ]]; }
+wants() { [[ ",$steps," == *",$1,"* ]]; }
+# The fault matrix's test; the acceptance lanes leave it to the faults step.
+FAULT_MATRIX_TEST='^TestCLIReliability_faultMatrix$'
 
 mkdir -p build
 summary=build/test-summary.txt
@@ -36,7 +50,7 @@ step() {
   "$@" || status=$?
   record "$name" "$status"
 }
-# gotest NAME LOG [ENV=VALUE...] -- PACKAGES...: `go test -json` through scripts/testsummary.
+# gotest NAME LOG [ENV=VALUE...] -- ARGS...: `go test -json` through scripts/testsummary.
 gotest() {
   local name=$1 log=$2 status=0
   shift 2
@@ -80,33 +94,56 @@ resolve_cli() {
   return 0
 }
 
+# cli_lane NAME ENTRY [ARGS...]: the provider's acceptance tests on one CLI of the matrix.
+cli_lane() {
+  local name=$1 entry=$2
+  shift 2
+  if ! resolve_cli "$entry"; then
+    echo "$name ($entry): FAILED: $cli_skip" >>"$summary"
+    failed=1
+    return
+  fi
+  if [ -n "$cli_skip" ]; then
+    echo "$name ($entry): NOT RUN: $cli_skip" >>"$summary"
+    return
+  fi
+  local env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
+  [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
+  gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- "$@" ./internal/provider/...
+}
+
 say "setup"
-# The servers, the modules (so that no lane's JSON stream carries the go command's download
-# lines) and the gates' tools first. The matrix's CLIs and OPA build in the background
-# meanwhile: Terraform 1.16.4 alone downloads 2.4 GB of modules, which overlaps the gates and
-# the unit tier instead of waiting in line. The docs gate and the lanes wait for them.
+# The servers and the modules first (so that no lane's JSON stream carries the go command's
+# download lines). What the gates and the lanes need builds in the background meanwhile:
+# Terraform 1.16.4 alone downloads 2.4 GB of modules, which overlaps the gates and the unit
+# tier instead of waiting in line. The docs gate and the lanes wait for it.
 scripts/setup.sh valkey redis >/dev/null && go mod download
 record setup $?
 background=()
-if wants acc; then
+if wants acc || wants faults; then
   background+=(opa) # the policy test evaluates examples/policy
   for entry in "${clis[@]}"; do
     [[ "$entry" == *@path || "$entry" == "tofu@$TOFU_VERSION" ]] || background+=("$entry")
   done
+  wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-[ ${#background[@]} -gt 0 ] || background=(valkey) # already there: nothing to wait for
-SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
-background_pid=$!
-scripts/setup.sh tofu lint goreleaser >/dev/null
-record "setup (gates' tools)" $?
+background_pid=''
+if [ ${#background[@]} -gt 0 ]; then
+  SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
+  background_pid=$!
+fi
+if wants gates || wants acc || wants faults; then
+  scripts/setup.sh tofu lint goreleaser >/dev/null # tofu: the gates' HCL format, and a CLI lane
+  record "setup (gates' tools, OpenTofu)" $?
+fi
 # wait_background records the background installs once, when something first needs them.
-background_status=''
 wait_background() {
-  if [ -z "$background_status" ]; then
-    background_status=0
-    wait "$background_pid" || background_status=$?
-    record "setup (CLIs: ${background[*]})" "$background_status"
+  if [ -n "$background_pid" ]; then
+    local status=0
+    wait "$background_pid" || status=$?
+    record "setup (${background[*]})" "$status"
+    background_pid=''
   fi
 }
 
@@ -119,7 +156,7 @@ fi
 
 if wants unit; then
   # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
-  # variable makes a missing valkey-server a failure, not a skip, in the full suite.
+  # variable makes a missing valkey-server a failure, not a skip.
   gotest "unit and server tests" build/test-unit.log TF_ACC= VALKEYTEST_REQUIRED=1 -- ./...
 fi
 
@@ -130,27 +167,17 @@ fi
 
 if wants acc; then
   for entry in "${clis[@]}"; do
-    if ! resolve_cli "$entry"; then
-      echo "$entry: FAILED: $cli_skip" >>"$summary"
-      failed=1
-      continue
-    fi
-    if [ -n "$cli_skip" ]; then
-      echo "$entry: NOT RUN: $cli_skip" >>"$summary"
-      continue
-    fi
-    env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
-    [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
-    if [ "$entry" = "${FAULT_MATRIX_CLI:-}" ]; then
-      env+=(TEST_FAULT_MATRIX=1)
-      cli_name="$cli_name, with the fault matrix"
-    fi
-    gotest "$cli_name" "build/test-${entry/@/-}.log" "${env[@]}" -- ./internal/provider/...
+    cli_lane "" "$entry" -skip "$FAULT_MATRIX_TEST"
   done
 fi
 
+if wants faults; then
+  cli_lane ", the fault matrix" "$FAULT_MATRIX_CLI" -run "$FAULT_MATRIX_TEST"
+fi
+
 if wants fuzz; then
-  step "fuzz (6 s per target)" scripts/fuzz.sh 6s
+  step "fuzz (base counts)" scripts/fuzz.sh 1
+  step "fuzz: a planted crasher fails" scripts/fuzz.sh planted
 fi
 
 say "summary ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s; logs in build/)"

@@ -189,6 +189,7 @@ const policyDir = "../../examples/policy"
 // destroy of another resource is held.
 func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t *testing.T) {
 	t.Parallel()
+	needCLI(t)
 	opa := opaPath(t)
 	for _, args := range [][]string{{"check", "--strict", policyDir}, {"fmt", "--list", "--fail", policyDir}} {
 		if out, err := exec.Command(opa, args...).CombinedOutput(); err != nil {

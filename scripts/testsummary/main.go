@@ -1,5 +1,5 @@
-// Command testsummary reads `go test -json` on stdin and prints what a reader of `make test`
-// needs: each failed test with its output, each package result, and one summary line for the
+// Command testsummary reads `go test -json` on stdin and prints what a reader of `make test`,
+// `make testacc` and `make ci` needs: each failed test with its output, each package result, and one summary line for the
 // run (passed, skipped with each reason, failed). The whole output is kept in a log file.
 //
 //	go test -json ./... | go run ./scripts/testsummary -name "Terraform 1.5.7" -log build/test-terraform.log -summary build/summary.txt
