@@ -15,7 +15,7 @@ work=$(mktemp -d -t valkey-docs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # The table of environment variables in templates/index.md.tmpl is written from the provider's
-# settings table (internal/provider/settings.go), like the schema's descriptions; `check`
+# settings table (internal/provider/settings_table.go), like the schema's descriptions; `check`
 # fails on a stale table instead of rewriting it.
 update_table=-update-docs
 [ "${1:-}" != check ] || update_table=

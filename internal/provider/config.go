@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,117 +129,97 @@ func (r *resolver) recordUnknown(name string) {
 // set without any of its attributes still makes its field (`tls = {}` turns TLS on).
 func (r *resolver) resolve(s setting) {
 	if !r.set(s.name) {
-		if s.kind != kindObject {
+		if s.to.kind != kindObject {
 			if raw := r.getenv(s.env); raw != "" {
-				r.fill(s, r.fromVariable(s, raw))
+				if v, ok := r.fromVariable(s, raw); ok {
+					s.to.set(&r.options, v)
+				}
 			}
 		}
 		return
 	}
-	if s.kind == kindObject {
-		if s.field != "" {
-			r.fill(s, nil)
+	if s.to.kind == kindObject {
+		if s.to.set != nil {
+			s.to.set(&r.options, value{})
 		}
 		return
 	}
-	if value, ok := r.fromAttribute(s, r.attribute(s.name)); ok {
-		r.fill(s, value)
+	if v, ok := r.fromAttribute(s, r.attribute(s.name)); ok {
+		s.to.set(&r.options, v)
 	}
 }
 
-// fromAttribute is the Go value of a known attribute, as its Options field holds it.
-func (r *resolver) fromAttribute(s setting, v attr.Value) (any, bool) {
-	switch v := v.(type) {
+// fromAttribute is the value of a known attribute.
+func (r *resolver) fromAttribute(s setting, a attr.Value) (value, bool) {
+	switch a := a.(type) {
 	case types.Int64:
-		return new(int(v.ValueInt64())), true
+		return value{number: int(a.ValueInt64())}, true
 	case types.Bool:
-		return v.ValueBool(), true
+		return value{flag: a.ValueBool()}, true
 	case types.List:
-		out := make([]string, 0, len(v.Elements()))
-		for _, e := range v.Elements() {
+		out := make([]string, 0, len(a.Elements()))
+		for _, e := range a.Elements() {
 			if e.IsUnknown() {
 				r.recordUnknown(s.name)
-				return nil, false
+				return value{}, false
 			}
 			str, _ := e.(types.String)
 			out = append(out, str.ValueString())
 		}
-		return out, true
+		return value{list: out}, true
 	case types.String:
-		if s.kind != kindDuration {
-			return v.ValueString(), true
+		if s.to.kind != kindDuration {
+			return value{text: a.ValueString()}, true
 		}
-		if v.ValueString() == "" {
-			return nil, false
+		if a.ValueString() == "" {
+			return value{}, false
 		}
-		d, err := parseDuration(v.ValueString())
+		d, err := parseDuration(a.ValueString())
 		if err != nil {
-			r.diags.AddAttributeError(attributePath(s.name), "Invalid Provider Attribute", fmt.Sprintf("%s = %q %s.", s.name, v.ValueString(), err))
+			r.diags.AddAttributeError(attributePath(s.name), "Invalid Provider Attribute", fmt.Sprintf("%s = %q %s.", s.name, a.ValueString(), err))
+			return value{}, false
 		}
-		return d, true
+		return value{duration: d}, true
 	}
 	r.diags.AddAttributeError(attributePath(s.name), "Unexpected Provider Attribute",
-		fmt.Sprintf("The provider cannot read %s, a %T. This is a bug in the provider; please report it.", s.name, v))
-	return nil, false
+		fmt.Sprintf("The provider cannot read %s, a %T. This is a bug in the provider; please report it.", s.name, a))
+	return value{}, false
 }
 
-// fromVariable is the Go value of a variable that is set, as the Options field of s holds it.
-// One that does not parse is an error naming it, never a silent zero.
-func (r *resolver) fromVariable(s setting, raw string) any {
-	switch s.kind {
+// fromVariable is the value of a variable that is set. One that does not parse is an error
+// naming it, and fills nothing.
+func (r *resolver) fromVariable(s setting, raw string) (value, bool) {
+	switch s.to.kind {
 	case kindInt:
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 0 {
 			r.badVariable(s.env, raw, "is not a whole number of 0 or more")
-			return (*int)(nil)
+			return value{}, false
 		}
-		return &n
+		return value{number: n}, true
 	case kindDuration:
 		d, err := parseDuration(raw)
 		if err != nil {
 			r.badVariable(s.env, raw, err.Error())
+			return value{}, false
 		}
-		return d
+		return value{duration: d}, true
 	case kindBool:
 		b, err := strconv.ParseBool(raw)
 		if err != nil {
 			r.badVariable(s.env, raw, "is not true or false")
+			return value{}, false
 		}
-		return b
+		return value{flag: b}, true
 	case kindList:
-		return splitList(raw)
+		return value{list: splitList(raw)}, true
 	}
-	return raw
+	return value{text: raw}, true
 }
 
 func (r *resolver) badVariable(env, value, problem string) {
 	r.diags.AddError("Invalid Environment Variable",
 		fmt.Sprintf("%s=%q %s. Fix or unset the variable, or set the matching provider attribute.", env, value, problem))
-}
-
-// fill sets the Options field of s to value, making the structs on the way (a TLS variable
-// turns TLS on); a nil value only makes them.
-func (r *resolver) fill(s setting, value any) {
-	field := reflect.ValueOf(&r.options).Elem()
-	for _, name := range strings.Split(s.field, ".") {
-		field = made(field).FieldByName(name)
-	}
-	if value == nil {
-		made(field)
-		return
-	}
-	field.Set(reflect.ValueOf(value))
-}
-
-// made is the struct v holds, made first when v is a nil pointer.
-func made(v reflect.Value) reflect.Value {
-	if v.Kind() != reflect.Pointer {
-		return v
-	}
-	if v.IsNil() {
-		v.Set(reflect.New(v.Type().Elem()))
-	}
-	return v.Elem()
 }
 
 // splitList reads a comma-separated environment variable; empty means none.

@@ -150,11 +150,11 @@ func variablesFor(s setting, value string) map[string]string {
 // set, with neither.
 func TestResolveSettings_EachSettingPrecedence(t *testing.T) {
 	for _, s := range settings {
-		if s.kind == kindObject {
+		if s.to.kind == kindObject {
 			continue
 		}
 		t.Run(s.name, func(t *testing.T) {
-			attribute, fromAttribute, variable, fromVariable := sample(s.kind)
+			attribute, fromAttribute, variable, fromVariable := sample(s.to.kind)
 			env := variablesFor(s, variable)
 			got, made := optionField(resolve(t, configOf(t, map[string]attr.Value{s.name: attribute}), env), s.field)
 			if !made || !reflect.DeepEqual(got.Interface(), fromAttribute) {

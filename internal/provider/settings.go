@@ -3,8 +3,8 @@ package provider
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -19,25 +19,25 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// Each provider setting is one row of settings: its attribute, the environment variable read
-// when the attribute is not set, the valkey.Options field it fills, the default its
-// description quotes, its words and its checks. The schema (settingAttributes), the resolver
-// (config.go), the diagnostics (addSettingsError, queryAdvice) and the documentation's table
-// of variables (environmentTable) all read these rows, so a new setting is one row here and
-// one field of valkey.Options. Defaults stay internal/valkey's: a row only quotes them.
+// Each provider setting is one row of settings (settings_table.go): its attribute, the
+// environment variable read when the attribute is not set, the valkey.Options field it fills,
+// the default its description quotes, its words and its checks. The schema
+// (settingAttributes), the resolver (config.go), the diagnostics (addSettingsError,
+// queryAdvice) and the documentation's table of variables (environmentTable) all read these
+// rows, so a new setting is one row and one field of valkey.Options. Defaults stay
+// internal/valkey's: a row only quotes them.
 
-// kind is what a setting holds: its schema type, how its variable is read, and the Go type of
-// its valkey.Options field.
+// kind is what a setting holds: its schema type and how its variable is read.
 type kind int
 
 const (
 	kindString   kind = iota // string
 	kindURL                  // string, checked with valkey.ParseURL at plan time
-	kindInt                  // *int, 0 or more
-	kindDuration             // time.Duration, positive; a string such as "5s" where people write it
-	kindBool                 // bool
-	kindList                 // []string; comma-separated in the variable
-	kindObject               // nested attributes, each a row named "<object>.<attribute>"; a *struct field
+	kindInt                  // 0 or more
+	kindDuration             // positive; a string such as "5s" where people write it
+	kindBool                 // true or false
+	kindList                 // strings; comma-separated in the variable
+	kindObject               // nested attributes, each a row named "<object>.<attribute>"
 )
 
 // setting is one provider setting.
@@ -46,10 +46,10 @@ type setting struct {
 	// env is the variable read when the attribute is not set. For the cluster and sentinel
 	// objects, it is the variable that chooses them when no url is set.
 	env string
-	// field is the valkey.Options field it fills, as valkey.OptionError names it: "DB",
+	to  target // where the value goes in valkey.Options, and its kind
+	// field is the valkey.Options field that to fills, as valkey.OptionError names it: "DB",
 	// "TLS.CACertFile". The cluster object has none: its one attribute fills ClusterAddrs.
 	field string
-	kind  kind
 	doc   string // the description; the kind and the variable add their sentences to it
 	// def is the default the description quotes when neither the attribute nor the variable is
 	// set: internal/valkey's constant (it applies it), or what the server takes; "" for none.
@@ -59,77 +59,54 @@ type setting struct {
 	urlQuery  []string // the parameters of a URL's query it replaces (a URL with a query is refused)
 }
 
-// settings are every provider setting, an object before its attributes.
-var settings = []setting{
-	{name: "url", env: "VALKEY_URL", field: "URL", kind: kindURL, def: valkey.DefaultURL, sensitive: true,
-		conflicts: []string{"cluster", "sentinel"},
-		doc: "Server URL for a single server: `" + valkey.AcceptedURLForms + "`. The `valkeys://` and `rediss://` forms turn TLS on " +
-			"with the system's root certificates unless `tls` says otherwise. Conflicts with `cluster` and `sentinel`. " +
-			"Sensitive, because it may carry a password."},
-	{name: "username", env: "VALKEY_USERNAME", field: "Username", def: "default", // the server's default user
-		doc: "ACL user name for the data nodes; overrides the URL's user."},
-	{name: "password", env: "VALKEY_PASSWORD", field: "Password", sensitive: true,
-		doc: "Password for the data nodes; overrides the URL's password. Never logged or stored in state."},
-	{name: "db", env: "VALKEY_DB", field: "DB", kind: kindInt, def: "0", conflicts: []string{"cluster"}, urlQuery: []string{"db"},
-		doc: "Database number; overrides the URL's `/db`. Not allowed with `cluster` (a cluster has only database 0)."},
-	{name: "dial_timeout", env: "VALKEY_DIAL_TIMEOUT", field: "DialTimeout", kind: kindDuration,
-		def: valkey.DefaultDialTimeout.String(), urlQuery: []string{"dial_timeout"},
-		doc: "How long to wait for a connection (TCP and TLS handshake)"},
-	{name: "command_timeout", env: "VALKEY_COMMAND_TIMEOUT", field: "CommandTimeout", kind: kindDuration,
-		def: valkey.DefaultCommandTimeout.String(), urlQuery: []string{"read_timeout", "write_timeout"},
-		doc: "How long to wait for a command's reply"},
-	{name: "max_retries", env: "VALKEY_MAX_RETRIES", field: "MaxRetries", kind: kindInt,
-		def: strconv.Itoa(valkey.DefaultMaxRetries), urlQuery: []string{"max_retries"},
-		doc: "How many times a command is retried after a network error; `0` disables retries."},
-	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks", kind: kindInt,
-		def: fmt.Sprintf("%d with sentinel, else 0", valkey.DefaultSentinelReplicaAcks), conflicts: []string{"cluster"},
-		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door) " +
-			"before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so the apply " +
-			"fails and says so; applying again adopts it if it survived. Not available with `cluster`. " +
-			fmt.Sprintf("Defaults to `%d` with `sentinel`, else `0` (no wait).", valkey.DefaultSentinelReplicaAcks)},
-	{name: "replica_ack_timeout", env: "VALKEY_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout", kind: kindDuration,
-		def: valkey.DefaultReplicaAckTimeout.String(),
-		doc: "How long the door waits for `min_replica_acks` replicas"},
+// target is where a setting's value goes in valkey.Options. It is made by one of the functions
+// below from a typed pointer into Options, so its kind and the field's Go type always agree.
+type target struct {
+	kind kind
+	set  func(*valkey.Options, value) // nil for the cluster object, which fills nothing itself
+}
 
-	{name: "tls", field: "TLS", kind: kindObject,
-		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +
-			"Without `ca_cert`, the system's roots verify the server. Setting any `VALKEY_TLS_*` variable also turns TLS on."},
-	{name: "tls.ca_cert", env: "VALKEY_TLS_CA_CERT", field: "TLS.CACert", conflicts: []string{"tls.ca_cert_file"},
-		doc: "CA certificate(s) that verify the server as a PEM string. Conflicts with `ca_cert_file`."},
-	{name: "tls.cert", env: "VALKEY_TLS_CERT", field: "TLS.Cert", conflicts: []string{"tls.cert_file"},
-		doc: "Client certificate for mutual TLS as a PEM string. Conflicts with `cert_file`."},
-	{name: "tls.key", env: "VALKEY_TLS_KEY", field: "TLS.Key", sensitive: true, conflicts: []string{"tls.key_file"},
-		doc: "Client private key for mutual TLS as a PEM string. Conflicts with `key_file`."},
-	{name: "tls.ca_cert_file", env: "VALKEY_TLS_CA_CERT_FILE", field: "TLS.CACertFile",
-		doc: "Path of a PEM file holding the CA certificate(s). Conflicts with `ca_cert`."},
-	{name: "tls.cert_file", env: "VALKEY_TLS_CERT_FILE", field: "TLS.CertFile",
-		doc: "Path of a PEM file holding the client certificate. Conflicts with `cert`."},
-	{name: "tls.key_file", env: "VALKEY_TLS_KEY_FILE", field: "TLS.KeyFile",
-		doc: "Path of a PEM file holding the client private key. Conflicts with `key`."},
-	{name: "tls.server_name", env: "VALKEY_TLS_SERVER_NAME", field: "TLS.ServerName",
-		doc: "Name to verify in the server's certificate (and send as SNI). Defaults to the host dialled."},
-	{name: "tls.insecure_skip_verify", env: "VALKEY_TLS_INSECURE_SKIP_VERIFY", field: "TLS.InsecureSkipVerify", kind: kindBool,
-		def: "false", urlQuery: []string{"skip_verify"},
-		doc: "Skip verification of the server's certificate. For tests only."},
+// value is a setting's value as read from its attribute or its variable: the field of its
+// kind is the one set.
+type value struct {
+	text     string
+	number   int
+	duration time.Duration
+	flag     bool
+	list     []string
+}
 
-	{name: "cluster", env: "VALKEY_CLUSTER_ADDRESSES", kind: kindObject, conflicts: []string{"sentinel"},
-		doc: "Connects to a Valkey Cluster: `cluster = { addresses = [\"node1:6379\"] }`. Commands are routed by " +
-			"key slot, and MOVED/ASK redirections are followed. Conflicts with `url`, `db`, `min_replica_acks` and `sentinel`."},
-	{name: "cluster.addresses", env: "VALKEY_CLUSTER_ADDRESSES", field: "ClusterAddrs", kind: kindList,
-		doc: "Seed nodes as `host:port`; the rest of the cluster is discovered from them."},
+func stringAt(at func(*valkey.Options) *string) target {
+	return target{kindString, func(o *valkey.Options, v value) { *at(o) = v.text }}
+}
 
-	{name: "sentinel", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel", kind: kindObject,
-		doc: "Finds the current primary through Sentinel and follows it across failovers: " +
-			"`sentinel = { master_name = \"primary\", addresses = [\"s1:26379\"] }`. " +
-			"`username` and `password` here are the sentinels' own; the top-level ones authenticate to the data nodes."},
-	{name: "sentinel.master_name", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel.MasterName",
-		doc: "Name of the monitored primary."},
-	{name: "sentinel.addresses", env: "VALKEY_SENTINEL_ADDRESSES", field: "Sentinel.Addrs", kind: kindList,
-		doc: "Sentinels as `host:port`."},
-	{name: "sentinel.username", env: "VALKEY_SENTINEL_USERNAME", field: "Sentinel.Username",
-		doc: "ACL user for the sentinels."},
-	{name: "sentinel.password", env: "VALKEY_SENTINEL_PASSWORD", field: "Sentinel.Password", sensitive: true,
-		doc: "Password for the sentinels."},
+func urlAt(at func(*valkey.Options) *string) target {
+	return target{kindURL, stringAt(at).set}
+}
+
+func intAt(at func(*valkey.Options) **int) target {
+	return target{kindInt, func(o *valkey.Options, v value) { *at(o) = new(v.number) }}
+}
+
+func durationAt(at func(*valkey.Options) *time.Duration) target {
+	return target{kindDuration, func(o *valkey.Options, v value) { *at(o) = v.duration }}
+}
+
+func boolAt(at func(*valkey.Options) *bool) target {
+	return target{kindBool, func(o *valkey.Options, v value) { *at(o) = v.flag }}
+}
+
+func listAt(at func(*valkey.Options) *[]string) target {
+	return target{kindList, func(o *valkey.Options, v value) { *at(o) = v.list }}
+}
+
+// objectAt is an object's target: setting the object, even as `tls = {}`, runs create, which
+// makes its struct in Options.
+func objectAt(create func(*valkey.Options)) target {
+	if create == nil {
+		return target{kind: kindObject}
+	}
+	return target{kindObject, func(o *valkey.Options, _ value) { create(o) }}
 }
 
 // settingNamed is the row of the attribute at name ("tls.ca_cert").
@@ -184,14 +161,14 @@ func (s setting) leaf() string { return s.name[strings.LastIndex(s.name, ".")+1:
 // variable add ("Defaults to `$VALKEY_DB`, then `0`.").
 func (s setting) description() string {
 	d := s.doc
-	if s.kind == kindDuration {
+	if s.to.kind == kindDuration {
 		d += `, a Go duration such as "5s" or "500ms".`
 	}
-	if s.kind == kindObject || s.env == "" {
+	if s.to.kind == kindObject || s.env == "" {
 		return d
 	}
 	d += " Defaults to `$" + s.env + "`"
-	if s.kind == kindList {
+	if s.to.kind == kindList {
 		d += " (comma-separated)"
 	}
 	if s.def != "" {
@@ -240,10 +217,10 @@ func settingAttributes(parent string) map[string]schema.Attribute {
 // attribute is the schema attribute of s: optional, with its kind's type and checks.
 func (s setting) attribute() schema.Attribute {
 	conflicts, description := s.conflictPaths(), s.description()
-	switch s.kind {
+	switch s.to.kind {
 	case kindURL, kindString, kindDuration:
 		var own []validator.String
-		switch s.kind {
+		switch s.to.kind {
 		case kindURL:
 			own = append(own, urlValidator{})
 		case kindDuration:
@@ -280,11 +257,11 @@ func environmentTable() string {
 	var b strings.Builder
 	b.WriteString("| attribute | environment variable | default |\n|---|---|---|\n")
 	for _, s := range settings {
-		if s.kind == kindObject {
+		if s.to.kind == kindObject {
 			continue
 		}
 		variable, def := "`"+s.env+"`", "none"
-		if s.kind == kindList {
+		if s.to.kind == kindList {
 			variable += " (comma-separated)"
 		}
 		if s.def != "" {

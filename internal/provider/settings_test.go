@@ -58,7 +58,7 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 	seen := map[string]string{}
 	for _, s := range settings {
 		for _, key := range []string{"attribute " + s.name, "variable " + s.env, "field " + s.field} {
-			if strings.HasSuffix(key, " ") || (s.kind == kindObject && strings.HasPrefix(key, "variable")) {
+			if strings.HasSuffix(key, " ") || (s.to.kind == kindObject && strings.HasPrefix(key, "variable")) {
 				continue
 			}
 			if other, used := seen[key]; used {
@@ -73,11 +73,11 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 			continue
 		}
 		want := map[kind]string{kindString: "StringAttribute", kindURL: "StringAttribute", kindDuration: "StringAttribute",
-			kindInt: "Int64Attribute", kindBool: "BoolAttribute", kindList: "ListAttribute", kindObject: "SingleNestedAttribute"}[s.kind]
+			kindInt: "Int64Attribute", kindBool: "BoolAttribute", kindList: "ListAttribute", kindObject: "SingleNestedAttribute"}[s.to.kind]
 		if got := reflect.TypeOf(a).Name(); got != want {
 			t.Errorf("%s: a %s in the schema, want a %s", s.name, got, want)
 		}
-		if s.kind != kindObject && s.env != "" && !strings.Contains(a.GetMarkdownDescription(), "Defaults to `$"+s.env+"`") {
+		if s.to.kind != kindObject && s.env != "" && !strings.Contains(a.GetMarkdownDescription(), "Defaults to `$"+s.env+"`") {
 			t.Errorf("%s: the description %q does not name %s", s.name, a.GetMarkdownDescription(), s.env)
 		}
 		if a.IsSensitive() != s.sensitive || !a.IsOptional() {
@@ -89,17 +89,17 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 			switch {
 			case !field.IsValid():
 				t.Errorf("%s: valkey.Options has no field %s", s.name, s.field)
-			case s.kind == kindObject && (field.Kind() != reflect.Pointer || field.Type().Elem().Kind() != reflect.Struct):
+			case s.to.kind == kindObject && (field.Kind() != reflect.Pointer || field.Type().Elem().Kind() != reflect.Struct):
 				t.Errorf("%s: %s is a %s, want a pointer to a struct", s.name, s.field, field.Type())
-			case s.kind != kindObject && field.Type() != goTypes[s.kind]:
-				t.Errorf("%s: %s is a %s, want a %s", s.name, s.field, field.Type(), goTypes[s.kind])
+			case s.to.kind != kindObject && field.Type() != goTypes[s.to.kind]:
+				t.Errorf("%s: %s is a %s, want a %s", s.name, s.field, field.Type(), goTypes[s.to.kind])
 			}
 		}
 
 		if s.env == "" {
 			continue
 		}
-		_, _, variable, _ := sample(s.kind)
+		_, _, variable, _ := sample(s.to.kind)
 		filled := s.field
 		if filled == "" { // the cluster object: its variable fills its attribute's field
 			filled = "ClusterAddrs"

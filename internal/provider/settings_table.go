@@ -1,0 +1,124 @@
+package provider
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+)
+
+// settings are every provider setting, an object before its attributes. Each row's `to` takes
+// a typed pointer into valkey.Options, so a row that fills a field of another type does not
+// compile; `field` is the name valkey.OptionError gives that field, which diagnostics look up
+// (TestResolveSettings_EachSettingPrecedence checks that `to` fills the field `field` names).
+var settings = []setting{
+	{name: "url", env: "VALKEY_URL", field: "URL", def: valkey.DefaultURL, sensitive: true,
+		to:        urlAt(func(o *valkey.Options) *string { return &o.URL }),
+		conflicts: []string{"cluster", "sentinel"},
+		doc: "Server URL for a single server: `" + valkey.AcceptedURLForms + "`. The `valkeys://` and `rediss://` forms turn TLS on " +
+			"with the system's root certificates unless `tls` says otherwise. Conflicts with `cluster` and `sentinel`. " +
+			"Sensitive, because it may carry a password."},
+	{name: "username", env: "VALKEY_USERNAME", field: "Username", def: "default", // the server's default user
+		to:  stringAt(func(o *valkey.Options) *string { return &o.Username }),
+		doc: "ACL user name for the data nodes; overrides the URL's user."},
+	{name: "password", env: "VALKEY_PASSWORD", field: "Password", sensitive: true,
+		to:  stringAt(func(o *valkey.Options) *string { return &o.Password }),
+		doc: "Password for the data nodes; overrides the URL's password. Never logged or stored in state."},
+	{name: "db", env: "VALKEY_DB", field: "DB", def: "0", conflicts: []string{"cluster"}, urlQuery: []string{"db"},
+		to:  intAt(func(o *valkey.Options) **int { return &o.DB }),
+		doc: "Database number; overrides the URL's `/db`. Not allowed with `cluster` (a cluster has only database 0)."},
+	{name: "dial_timeout", env: "VALKEY_DIAL_TIMEOUT", field: "DialTimeout",
+		def: valkey.DefaultDialTimeout.String(), urlQuery: []string{"dial_timeout"},
+		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.DialTimeout }),
+		doc: "How long to wait for a connection (TCP and TLS handshake)"},
+	{name: "command_timeout", env: "VALKEY_COMMAND_TIMEOUT", field: "CommandTimeout",
+		def: valkey.DefaultCommandTimeout.String(), urlQuery: []string{"read_timeout", "write_timeout"},
+		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.CommandTimeout }),
+		doc: "How long to wait for a command's reply"},
+	{name: "max_retries", env: "VALKEY_MAX_RETRIES", field: "MaxRetries",
+		def: strconv.Itoa(valkey.DefaultMaxRetries), urlQuery: []string{"max_retries"},
+		to:  intAt(func(o *valkey.Options) **int { return &o.MaxRetries }),
+		doc: "How many times a command is retried after a network error; `0` disables retries."},
+	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks",
+		def: fmt.Sprintf("%d with sentinel, else 0", valkey.DefaultSentinelReplicaAcks), conflicts: []string{"cluster"},
+		to: intAt(func(o *valkey.Options) **int { return &o.MinReplicaAcks }),
+		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door) " +
+			"before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so the apply " +
+			"fails and says so; applying again adopts it if it survived. Not available with `cluster`. " +
+			fmt.Sprintf("Defaults to `%d` with `sentinel`, else `0` (no wait).", valkey.DefaultSentinelReplicaAcks)},
+	{name: "replica_ack_timeout", env: "VALKEY_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout",
+		def: valkey.DefaultReplicaAckTimeout.String(),
+		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.ReplicaAckTimeout }),
+		doc: "How long the door waits for `min_replica_acks` replicas"},
+
+	{name: "tls", field: "TLS", to: objectAt(func(o *valkey.Options) { tlsOf(o) }),
+		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +
+			"Without `ca_cert`, the system's roots verify the server. Setting any `VALKEY_TLS_*` variable also turns TLS on."},
+	{name: "tls.ca_cert", env: "VALKEY_TLS_CA_CERT", field: "TLS.CACert", conflicts: []string{"tls.ca_cert_file"},
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).CACert }),
+		doc: "CA certificate(s) that verify the server as a PEM string. Conflicts with `ca_cert_file`."},
+	{name: "tls.cert", env: "VALKEY_TLS_CERT", field: "TLS.Cert", conflicts: []string{"tls.cert_file"},
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).Cert }),
+		doc: "Client certificate for mutual TLS as a PEM string. Conflicts with `cert_file`."},
+	{name: "tls.key", env: "VALKEY_TLS_KEY", field: "TLS.Key", sensitive: true, conflicts: []string{"tls.key_file"},
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).Key }),
+		doc: "Client private key for mutual TLS as a PEM string. Conflicts with `key_file`."},
+	{name: "tls.ca_cert_file", env: "VALKEY_TLS_CA_CERT_FILE", field: "TLS.CACertFile",
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).CACertFile }),
+		doc: "Path of a PEM file holding the CA certificate(s). Conflicts with `ca_cert`."},
+	{name: "tls.cert_file", env: "VALKEY_TLS_CERT_FILE", field: "TLS.CertFile",
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).CertFile }),
+		doc: "Path of a PEM file holding the client certificate. Conflicts with `cert`."},
+	{name: "tls.key_file", env: "VALKEY_TLS_KEY_FILE", field: "TLS.KeyFile",
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).KeyFile }),
+		doc: "Path of a PEM file holding the client private key. Conflicts with `key`."},
+	{name: "tls.server_name", env: "VALKEY_TLS_SERVER_NAME", field: "TLS.ServerName",
+		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).ServerName }),
+		doc: "Name to verify in the server's certificate (and send as SNI). Defaults to the host dialled."},
+	{name: "tls.insecure_skip_verify", env: "VALKEY_TLS_INSECURE_SKIP_VERIFY", field: "TLS.InsecureSkipVerify",
+		def: "false", urlQuery: []string{"skip_verify"},
+		to:  boolAt(func(o *valkey.Options) *bool { return &tlsOf(o).InsecureSkipVerify }),
+		doc: "Skip verification of the server's certificate. For tests only."},
+
+	// The cluster object fills nothing itself: its one attribute fills ClusterAddrs.
+	{name: "cluster", env: "VALKEY_CLUSTER_ADDRESSES", to: objectAt(nil), conflicts: []string{"sentinel"},
+		doc: "Connects to a Valkey Cluster: `cluster = { addresses = [\"node1:6379\"] }`. Commands are routed by " +
+			"key slot, and MOVED/ASK redirections are followed. Conflicts with `url`, `db`, `min_replica_acks` and `sentinel`."},
+	{name: "cluster.addresses", env: "VALKEY_CLUSTER_ADDRESSES", field: "ClusterAddrs",
+		to:  listAt(func(o *valkey.Options) *[]string { return &o.ClusterAddrs }),
+		doc: "Seed nodes as `host:port`; the rest of the cluster is discovered from them."},
+
+	{name: "sentinel", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel", to: objectAt(func(o *valkey.Options) { sentinelOf(o) }),
+		doc: "Finds the current primary through Sentinel and follows it across failovers: " +
+			"`sentinel = { master_name = \"primary\", addresses = [\"s1:26379\"] }`. " +
+			"`username` and `password` here are the sentinels' own; the top-level ones authenticate to the data nodes."},
+	{name: "sentinel.master_name", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel.MasterName",
+		to:  stringAt(func(o *valkey.Options) *string { return &sentinelOf(o).MasterName }),
+		doc: "Name of the monitored primary."},
+	{name: "sentinel.addresses", env: "VALKEY_SENTINEL_ADDRESSES", field: "Sentinel.Addrs",
+		to:  listAt(func(o *valkey.Options) *[]string { return &sentinelOf(o).Addrs }),
+		doc: "Sentinels as `host:port`."},
+	{name: "sentinel.username", env: "VALKEY_SENTINEL_USERNAME", field: "Sentinel.Username",
+		to:  stringAt(func(o *valkey.Options) *string { return &sentinelOf(o).Username }),
+		doc: "ACL user for the sentinels."},
+	{name: "sentinel.password", env: "VALKEY_SENTINEL_PASSWORD", field: "Sentinel.Password", sensitive: true,
+		to:  stringAt(func(o *valkey.Options) *string { return &sentinelOf(o).Password }),
+		doc: "Password for the sentinels."},
+}
+
+// tlsOf is the TLS options of o, made when o has none: a TLS setting turns TLS on.
+func tlsOf(o *valkey.Options) *valkey.TLSOptions {
+	if o.TLS == nil {
+		o.TLS = &valkey.TLSOptions{}
+	}
+	return o.TLS
+}
+
+// sentinelOf is the Sentinel options of o, made when o has none.
+func sentinelOf(o *valkey.Options) *valkey.SentinelOptions {
+	if o.Sentinel == nil {
+		o.Sentinel = &valkey.SentinelOptions{}
+	}
+	return o.Sentinel
+}
