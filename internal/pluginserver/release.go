@@ -10,8 +10,10 @@ import (
 )
 
 // releaseEvery is how many requests end between two attempts to release the contexts the
-// framework keeps. Between releases the framework holds at most this many ended requests (plus
-// the ones still running), a few hundred kilobytes.
+// framework keeps. An attempt releases only when no request runs (end takes the lock with
+// TryLock and never waits), so under a steady stream of overlapping requests the ended ones
+// can pile up past this count until the first quiet moment; Terraform's walks have one
+// between operations, and a run of 64 ends usually holds a few hundred kilobytes.
 const releaseEvery = 64
 
 // frameworkServer is every RPC the framework's protocol 6 server answers. The list, action and

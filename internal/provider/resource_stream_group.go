@@ -157,8 +157,10 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *streamGroupResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	// Only stream and name are needed, and Read changes no attribute: the prior state stays
-	// in resp.State as it is, so a refresh of many groups decodes and encodes nothing else.
+	// Only stream and name are needed. The prior state stays in resp.State as it is, so a
+	// refresh of many groups decodes and encodes nothing else; Read changes it only to rewrite
+	// an id written before names were escaped, and removes it when the server says the group
+	// or its stream is gone.
 	var stream, name types.String
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("stream"), &stream)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("name"), &name)...)

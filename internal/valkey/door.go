@@ -83,7 +83,8 @@ type createCmd struct{ *redis.StatusCmd }
 func (createCmd) NoRetry() bool { return true }
 
 // door runs one attempt. err is the raw error of XGROUP CREATE, or WAIT's as an
-// *UnconfirmedError when the create succeeded.
+// *UnconfirmedError when the group is in place, created or adopted (WAIT confirms the
+// replicas hold everything written before it, an adopted group included).
 func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
 	create := createCmd{redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
 	var info *redis.Cmd

@@ -12,8 +12,9 @@ func HashSlot(key string) int {
 	return int(crc16(HashTag(key)) % HashSlots)
 }
 
-// HashTag is the part of key that HashSlot hashes: the first non-empty {...} section, or the
-// whole key.
+// HashTag is the part of key that HashSlot hashes: what lies between the first "{" and the
+// first "}" after it when that is not empty, otherwise the whole key (only the first "{"
+// counts: "a{}{b}" is hashed whole).
 func HashTag(key string) string {
 	open := strings.IndexByte(key, '{')
 	if open < 0 {

@@ -186,8 +186,8 @@ func withAddr(err error, addr string) error {
 	return err
 }
 
-// streamSet remembers the streams a listing read, as 64-bit hashes of their keys: about 8
-// bytes a stream, not the keys themselves. Two keys of one listing share a hash with a
+// streamSet remembers the streams a listing read, as 64-bit hashes of their keys, not the keys
+// themselves (ARCHITECTURE.md gives what that costs a stream). Two keys of one listing share a hash with a
 // probability near n²/2⁶⁵ (below 10⁻⁷ for a million streams).
 type streamSet struct {
 	seed   maphash.Seed
