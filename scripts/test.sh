@@ -128,6 +128,7 @@ if wants acc || wants faults; then
   wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
+mapfile -t background < <(printf '%s\n' "${background[@]}" | awk 'NF && !seen[$0]++')
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
   SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
