@@ -8,8 +8,8 @@
 #
 # Usage: scripts/test.sh STEPS [CLI...]
 #   STEPS: comma-separated, in any order (they run in the order below), or all:
-#     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser (make release-check), docs
-#             up to date
+#     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser (make release-check),
+#             actionlint and the workflows' targets, docs up to date
 #     unit    every package without TF_ACC: the unit tests and the server tests (real
 #             valkey-server processes on loopback)
 #     acc     the acceptance suite once per CLI, the fault matrix aside
@@ -148,7 +148,7 @@ if [ ${#background[@]} -gt 0 ]; then
   background_pid=$!
 fi
 if wants gates || wants acc || wants faults; then
-  scripts/setup.sh tofu lint goreleaser >/dev/null # tofu: the gates' HCL format, and a CLI lane
+  scripts/setup.sh tofu lint goreleaser actionlint >/dev/null # tofu: the gates' HCL format, and a CLI lane
   record "setup (gates' tools, OpenTofu)" $?
 elif wants registry || wants modules; then
   scripts/setup.sh tofu goreleaser >/dev/null
@@ -169,6 +169,7 @@ if wants gates; then
   step "go vet" go vet ./...
   step "golangci-lint" scripts/lint.sh
   step "goreleaser" scripts/release-check.sh
+  step "actionlint, workflow targets" scripts/check-workflows.sh
 fi
 
 if wants unit; then
