@@ -178,7 +178,7 @@ install_actionlint() {
   local out
   [ -x "$BIN_DIR/actionlint" ] && out=$("$BIN_DIR/actionlint" -version 2>/dev/null) \
     && [[ "${out%%$'\n'*}" == "v$ACTIONLINT_VERSION" ]] && return 0
-  log "building actionlint $ACTIONLINT_VERSION from the Go module proxy (about a minute, cached afterwards)"
+  log "building actionlint $ACTIONLINT_VERSION from the Go module proxy (under a minute, cached afterwards)"
   GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
 }
 
