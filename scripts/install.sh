@@ -14,11 +14,7 @@
 # Prints the path of the installed binary for each host.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-# The first vX.Y.Z (with any pre-release part) on the first "## " heading of CHANGELOG.md.
-changelog_version() {
-  sed -n '/^## /{p;q}' CHANGELOG.md | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?' | head -n 1 | sed 's/^v//'
-}
+source scripts/lib.sh
 
 version=${VERSION:-$(changelog_version)}
 version=${version#v}

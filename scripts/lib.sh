@@ -24,4 +24,13 @@ version_at_least() {
 # The CLI versions built by default, and where a built tool lives.
 TERRAFORM_VERSION=1.5.7
 TOFU_VERSION=1.12.6
+# goreleaser makes the releases; .goreleaser.yml says why this version. Set it in the
+# environment only to run `make release-check` against another version.
+GORELEASER_VERSION=${GORELEASER_VERSION:-2.17.0}
 tool_path() { printf '%s/%s-%s\n' "$BIN_DIR" "$1" "$2"; }
+
+# changelog_version prints the next release named on the first "## " heading of CHANGELOG.md
+# (its first vX.Y.Z, pre-release part included), without the v.
+changelog_version() {
+  sed -n '/^## /{p;q}' CHANGELOG.md | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?' | head -n 1 | sed 's/^v//'
+}

@@ -7,7 +7,8 @@
 #                        nested modules at the release commit (build_terraform_nested; 1.16.4)
 #   tofu[@VERSION]       OpenTofu (default 1.12.6), built likewise into $BIN_DIR/tofu-VERSION
 #   lint        golangci-lint $GOLANGCI_LINT_VERSION
-#   goreleaser  goreleaser $GORELEASER_VERSION
+#   goreleaser  goreleaser $GORELEASER_VERSION (scripts/lib.sh) into $BIN_DIR/goreleaser-VERSION
+#   actionlint  actionlint $ACTIONLINT_VERSION, the workflows' gate (scripts/check-workflows.sh)
 #   opa         the Open Policy Agent that evaluates examples/policy in the tests
 # Prints one progress line per install and the cache directory on stdout; the package
 # managers' and the Go toolchain's own output goes to build/setup.log, whose path is printed
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 source scripts/lib.sh
 GOLANGCI_LINT_VERSION=2.15.0
-GORELEASER_VERSION=2.15.1
+ACTIONLINT_VERSION=1.7.12
 LOG=${SETUP_LOG:-$PWD/build/setup.log} # a background install (scripts/test.sh) writes its own
 mkdir -p build
 
@@ -162,12 +163,23 @@ install_goreleaser() {
   # The release check lists the zips it makes.
   command -v unzip >/dev/null || quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip \
     || { quietly as_root apt-get update && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip; }
-  local out
-  [ -x "$BIN_DIR/goreleaser" ] && out=$("$BIN_DIR/goreleaser" --version 2>/dev/null) \
+  local bin out gobin
+  bin=$(tool_path goreleaser "$GORELEASER_VERSION")
+  [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) \
     && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0
   log "building goreleaser $GORELEASER_VERSION from the Go module proxy (3-6 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -ldflags "-X main.version=$GORELEASER_VERSION" \
+  gobin=$(mktemp -d)
+  GOBIN="$gobin" GOFLAGS= quietly go install -ldflags "-X main.version=$GORELEASER_VERSION" \
     "github.com/goreleaser/goreleaser/v2@v$GORELEASER_VERSION"
+  mv "$gobin/goreleaser" "$bin" && rmdir "$gobin"
+}
+
+install_actionlint() {
+  local out
+  [ -x "$BIN_DIR/actionlint" ] && out=$("$BIN_DIR/actionlint" -version 2>/dev/null) \
+    && [[ "${out%%$'\n'*}" == "v$ACTIONLINT_VERSION" ]] && return 0
+  log "building actionlint $ACTIONLINT_VERSION from the Go module proxy (under a minute, cached afterwards)"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
 }
 
 # install_opa builds the Open Policy Agent that evaluates examples/policy in the tests.
@@ -183,7 +195,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | redis | terraform | tofu | lint | goreleaser | opa) "install_$t" ;;
+    valkey | redis | terraform | tofu | lint | goreleaser | actionlint | opa) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
   esac

@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# The runner behind `make test`, `make testacc`, `make gates` and `make ci`: it installs what
-# the chosen steps need, only when it is missing, runs the steps, and ends with one summary:
-# each gate, the unit and server tier, one line per CLI of the matrix (passed, skipped with
-# each reason, failed), the fault matrix, and fuzzing. A failing step does not stop the later
-# ones; any failure fails the run. Full logs are kept under build/.
+# The runner behind `make test`, `make testacc`, `make gates`, `make testregistry`,
+# `make testmodules` and `make ci`: it installs what the chosen steps need, only when it is
+# missing, runs the steps, and ends with one summary: each gate, the unit and server tier, one
+# line per CLI of the matrix (passed, skipped with each reason, failed), the fault matrix, the
+# registry install, the module tests, and fuzzing. A failing step does not stop the later ones;
+# any failure fails the run. Full logs are kept under build/.
 #
 # Usage: scripts/test.sh STEPS [CLI...]
 #   STEPS: comma-separated, in any order (they run in the order below), or all:
-#     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser, docs up to date
+#     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser (make release-check),
+#             actionlint and the workflows' targets, docs up to date
 #     unit    every package without TF_ACC: the unit tests and the server tests (real
 #             valkey-server processes on loopback)
 #     acc     the acceptance suite once per CLI, the fault matrix aside
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI
+#     registry the signed snapshot of make release-check installed through the provider
+#             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
+#     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
@@ -19,7 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-all=gates,unit,acc,faults,fuzz
+all=gates,unit,acc,faults,registry,modules,fuzz
 steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
 shift
 [ "$steps" = all ] && steps=$all
@@ -28,8 +33,13 @@ for s in ${steps//,/ }; do
 done
 clis=("$@")
 wants() { [[ ",$steps," == *",$1,"* ]]; }
-# The fault matrix's test; the acceptance lanes leave it to the faults step.
+# The fault matrix's test; the acceptance lanes leave it to the faults step. Likewise the
+# registry install and the module tests, which have steps (and CLIs) of their own.
 FAULT_MATRIX_TEST='^TestCLIReliability_faultMatrix$'
+REGISTRY_TEST='^TestCLIRegistry_'
+MODULE_TEST='^TestCLIModuleTests_'
+wants registry && : "${REGISTRY_CLIS:?REGISTRY_CLIS (set in the GNUmakefile) names the CLIs of the registry step}"
+wants modules && : "${MODULE_TEST_CLIS:?MODULE_TEST_CLIS (set in the GNUmakefile) names the CLIs of the modules step}"
 
 mkdir -p build
 summary=build/test-summary.txt
@@ -122,21 +132,26 @@ record setup $?
 background=()
 if wants acc || wants faults; then
   background+=(opa) # the policy test evaluates examples/policy
-  for entry in "${clis[@]}"; do
-    [[ "$entry" == *@path || "$entry" == "tofu@$TOFU_VERSION" ]] || background+=("$entry")
-  done
+  background+=("${clis[@]}")
   wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
+wants registry && background+=($REGISTRY_CLIS)
+wants modules && background+=($MODULE_TEST_CLIS)
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-mapfile -t background < <(printf '%s\n' "${background[@]}" | awk 'NF && !seen[$0]++')
+# Each once; OpenTofu builds in the foreground, below, and a CLI on PATH is not built.
+mapfile -t background < <(printf '%s\n' "${background[@]}" \
+  | awk -v tofu="tofu@$TOFU_VERSION" 'NF && $0 != tofu && $0 !~ /@path$/ && !seen[$0]++')
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
   SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
   background_pid=$!
 fi
 if wants gates || wants acc || wants faults; then
-  scripts/setup.sh tofu lint goreleaser >/dev/null # tofu: the gates' HCL format, and a CLI lane
+  scripts/setup.sh tofu lint goreleaser actionlint >/dev/null # tofu: the gates' HCL format, and a CLI lane
   record "setup (gates' tools, OpenTofu)" $?
+elif wants registry || wants modules; then
+  scripts/setup.sh tofu goreleaser >/dev/null
+  record "setup (OpenTofu, goreleaser)" $?
 fi
 # wait_background records the background installs once, when something first needs them.
 wait_background() {
@@ -153,6 +168,7 @@ if wants gates; then
   step "go vet" go vet ./...
   step "golangci-lint" scripts/lint.sh
   step "goreleaser" scripts/release-check.sh
+  step "actionlint, workflow targets" scripts/check-workflows.sh
 fi
 
 if wants unit; then
@@ -168,12 +184,27 @@ fi
 
 if wants acc; then
   for entry in "${clis[@]}"; do
-    cli_lane "" "$entry" -skip "$FAULT_MATRIX_TEST"
+    cli_lane "" "$entry" -skip "$FAULT_MATRIX_TEST|$REGISTRY_TEST|$MODULE_TEST"
   done
 fi
 
 if wants faults; then
   cli_lane ", the fault matrix" "$FAULT_MATRIX_CLI" -run "$FAULT_MATRIX_TEST"
+fi
+
+if wants registry; then
+  # The signed snapshot of the goreleaser gate, made here when the gates do not run.
+  wants gates || step "goreleaser" scripts/release-check.sh
+  export TPV_RELEASE_DIST=$PWD/dist TPV_RELEASE_KEY=$PWD/build/release-check/signing-key.asc
+  for entry in $REGISTRY_CLIS; do
+    cli_lane ", the signed release from a registry" "$entry" -run "$REGISTRY_TEST"
+  done
+fi
+
+if wants modules; then
+  for entry in $MODULE_TEST_CLIS; do
+    cli_lane ", the module tests" "$entry" -run "$MODULE_TEST"
+  done
 fi
 
 if wants fuzz; then

@@ -16,6 +16,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -291,14 +292,7 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	writeFile(t, empty, "")
 	r := installedRun(t, home, empty, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 	r.mustInit(version, string(constraint[1]))
-	if diags := r.installed(r.plan()).diags; !slices.ContainsFunc(diags, func(d cliDiagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
-		t.Errorf("the installed provider said nothing about the group it plans to create on a stream with entries: %+v", diags)
-	}
-	r.installed(r.apply())
-	mustDo(t, checkGroupOnServer(rdb, stream, "billing"))
-	if r.installed(r.plan()).changes {
-		t.Error("the plan after the apply has changes")
-	}
+	r.expectPlanApplyPlan(rdb, stream)
 
 	// A CI image: the mirror elsewhere, named by the CLI configuration; HOME holds nothing.
 	mirror := filepath.Join(t.TempDir(), "mirror")
@@ -365,6 +359,21 @@ func installedRun(t *testing.T, home, config, versions, main string) installedCL
 	writeFile(t, filepath.Join(r.dir, "versions.tf"), versions)
 	writeFile(t, filepath.Join(r.dir, "main.tf"), main)
 	return r
+}
+
+// expectPlanApplyPlan runs plan, apply and plan again with the installed provider, for a
+// configuration of valkey_stream_group.test (group billing) on stream, which holds entries: the
+// plan warns about the group, the apply creates it on the server, and the next plan is empty.
+func (r installedCLIRun) expectPlanApplyPlan(rdb *redis.Client, stream string) {
+	r.t.Helper()
+	if diags := r.installed(r.plan()).diags; !slices.ContainsFunc(diags, func(d cliDiagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
+		r.t.Errorf("the installed provider said nothing about the group it plans to create on a stream with entries: %+v", diags)
+	}
+	r.installed(r.apply())
+	mustDo(r.t, checkGroupOnServer(rdb, stream, "billing"))
+	if r.installed(r.plan()).changes {
+		r.t.Error("the plan after the apply has changes")
+	}
 }
 
 // installed fails the test unless res succeeded without development overrides.

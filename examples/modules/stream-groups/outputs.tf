@@ -4,6 +4,6 @@ output "group_ids" {
 }
 
 output "adopted" {
-  description = "Services whose group already existed and was adopted as it was (its group_start was not applied)."
+  description = "Services whose group was already on the server when apply ran, and was adopted at the position the server holds (the adoption warning gives it and the lag); an earlier apply may have created it."
   value       = sort([for name, group in valkey_stream_group.service : name if group.adopted])
 }
