@@ -34,10 +34,10 @@ func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
 		}
 		c.Nodes = append(c.Nodes, s)
 	}
-	cli, err := exec.LookPath("valkey-cli")
+	cli, err := Companion("valkey-cli")
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("valkey-cli not found: run scripts/setup.sh")
+		return nil, err
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
