@@ -5,6 +5,7 @@
 #   valkey@X.Y  Valkey 8.1.1 (8.1, trixie) or 9.1.2 (9.1, sid) built from Debian's source
 #               package into $BIN_DIR/valkey-RELEASE/ (valkey-server, valkey-cli, and
 #               valkey-sentinel, which is valkey-server under that name); valkey@8.0 is `valkey`
+#   build-deps  what building Valkey takes (build-essential, libssl-dev, pkg-config)
 #   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
 #                        module proxy into $BIN_DIR/terraform-VERSION; releases >= 1.6 with their
 #                        nested modules at the release commit (build_terraform_nested; 1.16.4)
@@ -86,6 +87,16 @@ install_redis() {
       && quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 }
 
+# install_build-deps installs what building Valkey takes: a C toolchain, OpenSSL's headers.
+install_build-deps() {
+  local deps=(build-essential libssl-dev pkg-config)
+  dpkg -s "${deps[@]}" >/dev/null 2>&1 && return 0
+  log "installing ${deps[*]} (to build Valkey)"
+  quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}" \
+    || { quietly as_root apt-get update \
+      && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}"; }
+}
+
 # install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
 # of (sid's and trixie's need a newer glibc). The upstream source (the .orig tarball, checked
 # against the signed Sources index) comes through a private apt state, so the machine's own
@@ -98,13 +109,8 @@ install_valkey_built() {
     && out=$("$dir/valkey-server" --version 2>/dev/null) && [[ "$out" == *" v=$release "* ]]; then
     return 0
   fi
-  log "building Valkey $release from Debian $suite's source package (2-3 minutes, cached afterwards)"
-  if ! dpkg -s build-essential libssl-dev pkg-config >/dev/null 2>&1; then
-    quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y build-essential libssl-dev pkg-config \
-      || { quietly as_root apt-get update \
-        && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y build-essential libssl-dev pkg-config; } \
-      || return 1
-  fi
+  log "building Valkey $release from Debian $suite's source package (about a minute on two cores, cached afterwards)"
+  install_build-deps || return 1
   local work status=0 apt uri name size hash
   work=$(mktemp -d)
   (
@@ -230,7 +236,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | redis | terraform | tofu | lint | goreleaser | opa) "install_$t" ;;
+    valkey | redis | terraform | tofu | lint | goreleaser | opa | build-deps) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     valkey@8.0) install_valkey ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
