@@ -26,26 +26,6 @@ func needClusterDatabases(t *testing.T) {
 	}
 }
 
-// clusterGroups is what XINFO GROUPS on stream says in database db of server s, asked
-// directly; nil when the stream is not there.
-func clusterGroups(t *testing.T, s *valkeytest.Server, db int, stream string) []string {
-	t.Helper()
-	rdb := s.ClientDB(db)
-	defer func() { _ = rdb.Close() }()
-	groups, err := rdb.XInfoGroups(context.Background(), stream).Result()
-	if err != nil && strings.HasPrefix(err.Error(), "ERR no such key") {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("XINFO GROUPS %s in database %d of %s: %v", stream, db, s.Addr(), err)
-	}
-	names := make([]string, len(groups))
-	for i, g := range groups {
-		names[i] = g.Name
-	}
-	return names
-}
-
 // TestClient_ClusterDatabase: with cluster-databases (Valkey 9), db is the database of every
 // node: the door, the reads and the listing work in database 3 of the node owning each key,
 // and never in database 0, on connections opened after the first ones were killed and on a
@@ -67,10 +47,10 @@ func TestClient_ClusterDatabase(t *testing.T) { //nolint:tparallel // the subtes
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := clusterGroups(t, owner, db, stream); !slices.Contains(got, group) {
+		if got := owner.Groups(t, db, stream); !slices.Contains(got, group) {
 			t.Errorf("database %d of %s, the owner of %s, has groups %v; want %s", db, owner.Addr(), stream, got, group)
 		}
-		if got := clusterGroups(t, owner, 0, stream); got != nil {
+		if got := owner.Groups(t, 0, stream); got != nil {
 			t.Errorf("database 0 of %s has stream %s (groups %v)", owner.Addr(), stream, got)
 		}
 		return owner

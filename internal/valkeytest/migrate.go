@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -208,4 +209,33 @@ func do(ctx context.Context, s *Server, db int, args ...any) error {
 	rdb := dbClient(s, db)
 	defer func() { _ = rdb.Close() }()
 	return rdb.Do(ctx, args...).Err()
+}
+
+// Groups is what XINFO GROUPS says of stream in database db of s, asked directly and after
+// ASKING, so that the target of a migration serves a key of the slot it imports; nil when s
+// does not hold stream. A node that does not serve the slot answers MOVED, and fails the test.
+func (s *Server) Groups(tb testing.TB, db int, stream string) []string {
+	tb.Helper()
+	ctx := context.Background()
+	rdb := dbClient(s, db)
+	defer func() { _ = rdb.Close() }()
+	conn := rdb.Conn()
+	defer func() { _ = conn.Close() }()
+	var groups *redis.XInfoGroupsCmd
+	_, err := conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Do(ctx, "ASKING")
+		groups = p.XInfoGroups(ctx, stream)
+		return nil
+	})
+	if groupsErr := groups.Err(); groupsErr != nil && strings.HasPrefix(groupsErr.Error(), "ERR no such key") {
+		return nil
+	}
+	if err != nil {
+		tb.Fatalf("XINFO GROUPS %s in database %d of %s: %v", stream, db, s.Addr(), err)
+	}
+	var names []string
+	for _, g := range groups.Val() {
+		names = append(names, g.Name)
+	}
+	return names
 }
