@@ -213,7 +213,7 @@ func do(ctx context.Context, s *Server, db int, args ...any) error {
 
 // Groups is what XINFO GROUPS says of stream in database db of s, asked directly and after
 // ASKING, so that the target of a migration serves a key of the slot it imports; nil when s
-// does not hold stream. A node that does not serve the slot answers MOVED, and fails the test.
+// does not hold stream, empty when it holds it without groups. A node that does not serve the slot answers MOVED, and fails the test.
 func (s *Server) Groups(tb testing.TB, db int, stream string) []string {
 	tb.Helper()
 	ctx := context.Background()
@@ -233,7 +233,7 @@ func (s *Server) Groups(tb testing.TB, db int, stream string) []string {
 	if err != nil {
 		tb.Fatalf("XINFO GROUPS %s in database %d of %s: %v", stream, db, s.Addr(), err)
 	}
-	var names []string
+	names := []string{} // the stream is there, with or without groups
 	for _, g := range groups.Val() {
 		names = append(names, g.Name)
 	}
