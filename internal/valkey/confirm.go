@@ -52,14 +52,16 @@ func (confirmHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { retur
 
 func (h confirmHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		i := slices.IndexFunc(cmds, func(cmd redis.Cmder) bool {
-			create, isCreate := cmd.(createCmd)
-			return isCreate && create.confirm != nil
-		})
+		i, create := -1, createCmd{}
+		for at, cmd := range cmds {
+			if c, isCreate := cmd.(createCmd); isCreate && c.confirm != nil {
+				i, create = at, c // the door sends one create per pipeline
+				break
+			}
+		}
 		if i < 0 {
 			return next(ctx, cmds)
 		}
-		create := cmds[i].(createCmd) // the door sends one create per pipeline
 		wait := redis.NewIntCmd(ctx, "WAIT", create.confirm.acks, create.confirm.timeout.Milliseconds())
 		err := next(ctx, slices.Insert(slices.Clone(cmds), i+1, redis.Cmder(wait)))
 		if !redirected(create.Err()) {

@@ -12,6 +12,7 @@ import (
 // quietly test the installed version under another's name, so every kind of process the
 // helpers start is asked which version it is.
 func TestVersion_EveryHelperRunsTheChosenBuild(t *testing.T) {
+	t.Parallel()
 	major, minor, err := Version()
 	if err != nil {
 		t.Fatal(err)

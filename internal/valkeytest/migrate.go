@@ -85,7 +85,7 @@ func (m *Migration) Finish(ctx context.Context) error {
 		}
 	}
 	for _, s := range m.cluster.Nodes {
-		if s.info("replication")["role"] != "master" {
+		if !isPrimary(ctx, s) {
 			continue // replicas take it from their primaries, and a stopped node answers nothing
 		}
 		if err := do(ctx, s, 0, "CLUSTER", "SETSLOT", m.Slot, "NODE", m.targetID); err != nil {
@@ -196,6 +196,14 @@ func (s *Server) ClientDB(db int) *redis.Client { return dbClient(s, db) }
 
 func dbClient(s *Server, db int) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: s.Addr(), DB: db, Protocol: 2, DisableIdentity: true})
+}
+
+// isPrimary tells whether s answers and is a primary.
+func isPrimary(ctx context.Context, s *Server) bool {
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	info, _ := Info(ctx, rdb, "replication")
+	return info["role"] == "master"
 }
 
 func nodeID(ctx context.Context, s *Server) (string, error) {
