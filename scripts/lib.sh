@@ -34,3 +34,23 @@ tool_path() { printf '%s/%s-%s\n' "$BIN_DIR" "$1" "$2"; }
 changelog_version() {
   sed -n '/^## /{p;q}' CHANGELOG.md | grep -oE 'v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?' | head -n 1 | sed 's/^v//'
 }
+
+# The Valkey server versions the server tier runs on (VALKEY_VERSIONS, words like 8.0 8.1 9.1).
+# 8.0 is the installed package (bookworm-backports, /usr/bin); the others are built from
+# Debian's source packages by `scripts/setup.sh valkey@X.Y` into $BIN_DIR/valkey-RELEASE/.
+# valkey_release X.Y prints "RELEASE SUITE" for a built version.
+valkey_release() {
+  case "$1" in
+    8.1) echo "8.1.1 trixie" ;;
+    9.1) echo "9.1.2 sid" ;;
+    *) return 1 ;;
+  esac
+}
+
+# valkey_server_path X.Y prints the valkey-server binary of that version, installed or built.
+valkey_server_path() {
+  [ "$1" = 8.0 ] && { echo /usr/bin/valkey-server; return 0; }
+  local release
+  release=$(valkey_release "$1") || return 1
+  printf '%s/valkey-%s/valkey-server\n' "$BIN_DIR" "${release%% *}"
+}

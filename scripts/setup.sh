@@ -2,6 +2,10 @@
 # Installs what the tests, the gates and the demo need, only when it is missing, and caches it:
 #   valkey      valkey-server 8.0.x (+ valkey-tools, valkey-sentinel) from Debian bookworm-backports
 #   redis       redis-server 7.0 from bookworm (the door's compatibility check)
+#   valkey@X.Y  Valkey 8.1.1 (8.1, trixie) or 9.1.2 (9.1, sid) built from Debian's source
+#               package into $BIN_DIR/valkey-RELEASE/ (valkey-server, valkey-cli, and
+#               valkey-sentinel, which is valkey-server under that name); valkey@8.0 is `valkey`
+#   build-deps  what building Valkey takes (build-essential, libssl-dev, pkg-config)
 #   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
 #                        module proxy into $BIN_DIR/terraform-VERSION; releases >= 1.6 with their
 #                        nested modules at the release commit (build_terraform_nested; 1.16.4)
@@ -82,6 +86,55 @@ install_redis() {
   quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server \
     || { quietly as_root apt-get update \
       && quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
+}
+
+# install_build-deps installs what building Valkey takes: a C toolchain, OpenSSL's headers.
+install_build-deps() {
+  local deps=(build-essential libssl-dev pkg-config)
+  dpkg -s "${deps[@]}" >/dev/null 2>&1 && return 0
+  log "installing ${deps[*]} (to build Valkey)"
+  quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}" \
+    || { quietly as_root apt-get update \
+      && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}"; }
+}
+
+# install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
+# of (sid's and trixie's need a newer glibc). The upstream source (the .orig tarball, checked
+# against the signed Sources index) comes through a private apt state, so the machine's own
+# sources stay as they are. OPTIMIZATION=-O2 skips the LTO link, most of a default build's time.
+install_valkey_built() {
+  local release suite dir out
+  read -r release suite <<<"$(valkey_release "$1")" || { log "no Valkey build known for $1 (known: 8.1, 9.1)"; return 2; }
+  dir=$BIN_DIR/valkey-$release
+  if [ -x "$dir/valkey-server" ] && [ -x "$dir/valkey-cli" ] && [ -L "$dir/valkey-sentinel" ] \
+    && out=$("$dir/valkey-server" --version 2>/dev/null) && [[ "$out" == *" v=$release "* ]]; then
+    return 0
+  fi
+  log "building Valkey $release from Debian $suite's source package (about a minute on two cores, cached afterwards)"
+  install_build-deps || return 1
+  local work status=0 apt uri name size hash
+  work=$(mktemp -d)
+  (
+    set -euo pipefail
+    cd "$work"
+    mkdir -p lists/partial cache/archives/partial
+    echo "deb-src http://deb.debian.org/debian $suite main" >sources.list
+    apt=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
+    quietly apt-get "${apt[@]}" update
+    # 'URL' NAME SIZE SHA256:HASH, one line per file of the source package: take the upstream tarball.
+    read -r uri name size hash < <(apt-get "${apt[@]}" source --print-uris "valkey/$suite" 2>>"$LOG" \
+      | grep "^'[^']*/valkey_$release[%+~.][^']*orig\.tar\.[a-z]*'" || true)
+    [ -n "${hash:-}" ] || { log "Debian $suite has no source of Valkey $release (it moved on?); see $LOG"; exit 1; }
+    quietly /usr/lib/apt/apt-helper download-file "${uri//\'/}" "$name" "$hash"
+    mkdir src && tar -xf "$name" -C src --strip-components=1
+    quietly make -C src -j"$(nproc)" BUILD_TLS=yes MALLOC=libc OPTIMIZATION=-O2
+    mkdir -p "$dir"
+    cp src/src/valkey-server src/src/valkey-cli "$dir/"
+    ln -sf valkey-server "$dir/valkey-sentinel"
+  ) || status=$?
+  rm -rf "$work"
+  return "$status"
 }
 
 # has_version BIN VERSION: BIN runs and reports VERSION on its first line. (The output is
@@ -195,8 +248,10 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | redis | terraform | tofu | lint | goreleaser | actionlint | opa) "install_$t" ;;
+    valkey | redis | terraform | tofu | lint | goreleaser | actionlint | opa | build-deps) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
+    valkey@8.0) install_valkey ;;
+    valkey@*) install_valkey_built "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
   esac
 done

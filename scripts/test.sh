@@ -11,15 +11,18 @@
 #     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser (make release-check),
 #             actionlint and the workflows' targets, docs up to date
 #     unit    every package without TF_ACC: the unit tests and the server tests (real
-#             valkey-server processes on loopback)
-#     acc     the acceptance suite once per CLI, the fault matrix aside
-#     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI
+#             valkey-server processes on loopback), once per Valkey version of VALKEY_VERSIONS
+#     acc     the acceptance suite once per CLI, the fault matrix aside, on CLI_VALKEY_VERSION
+#     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION
 #     registry the signed snapshot of make release-check installed through the provider
 #             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
 #     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
+#   VALKEY_VERSIONS     the server versions of the unit step, words of 8.0 (the installed
+#                       package), 8.1, 9.1 (built by scripts/setup.sh valkey@X.Y); default 8.0
+#   CLI_VALKEY_VERSION  the one server version the CLI lanes run on; default 9.1
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -32,6 +35,11 @@ for s in ${steps//,/ }; do
   [[ ",$all," == *",$s,"* ]] || { echo "test.sh: unknown step '$s' (steps: all, or some of $all)" >&2; exit 2; }
 done
 clis=("$@")
+read -ra valkey_versions <<<"${VALKEY_VERSIONS:-8.0}"
+cli_valkey=${CLI_VALKEY_VERSION:-9.1}
+for v in "${valkey_versions[@]}" "$cli_valkey"; do
+  valkey_server_path "$v" >/dev/null || { echo "test.sh: unknown Valkey version '$v' (known: 8.0 8.1 9.1)" >&2; exit 2; }
+done
 wants() { [[ ",$steps," == *",$1,"* ]]; }
 # The fault matrix's test; the acceptance lanes leave it to the faults step. Likewise the
 # registry install and the module tests, which have steps (and CLIs) of their own.
@@ -117,7 +125,7 @@ cli_lane() {
     echo "$name ($entry): NOT RUN: $cli_skip" >>"$summary"
     return
   fi
-  local env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin")
+  local env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin" "VALKEY_SERVER=$(valkey_server_path "$cli_valkey")")
   [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
   gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- "$@" ./internal/provider/...
 }
@@ -129,6 +137,30 @@ say "setup"
 # tier instead of waiting in line. The docs gate and the lanes wait for it.
 scripts/setup.sh valkey redis >/dev/null && go mod download
 record setup $?
+# The Valkey builds (about a minute each, cold) run beside the gates and the first server tier.
+builds=()
+if wants unit; then
+  for v in "${valkey_versions[@]}"; do [ "$v" = 8.0 ] || builds+=("valkey@$v"); done
+fi
+# Every CLI lane (acc, faults, registry, modules) starts CLI_VALKEY_VERSION.
+if { wants acc || wants faults || wants registry || wants modules; } && [ "$cli_valkey" != 8.0 ] && [[ " ${builds[*]} " != *" valkey@$cli_valkey "* ]]; then
+  builds+=("valkey@$cli_valkey")
+fi
+builds_pid=''
+if [ ${#builds[@]} -gt 0 ]; then
+  scripts/setup.sh build-deps >/dev/null # apt, before any other install may hold its lock
+  SETUP_LOG=$PWD/build/setup-valkey.log scripts/setup.sh "${builds[@]}" >/dev/null &
+  builds_pid=$!
+fi
+# wait_builds records the Valkey builds once, when a step first needs one.
+wait_builds() {
+  if [ -n "$builds_pid" ]; then
+    local status=0
+    wait "$builds_pid" || status=$?
+    record "setup (${builds[*]})" "$status"
+    builds_pid=''
+  fi
+}
 background=()
 if wants acc || wants faults; then
   background+=(opa) # the policy test evaluates examples/policy
@@ -174,10 +206,17 @@ fi
 if wants unit; then
   # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
   # variable makes a missing valkey-server a failure, not a skip.
-  gotest "unit and server tests" build/test-unit.log TF_ACC= VALKEYTEST_REQUIRED=1 -- ./...
+  for v in "${valkey_versions[@]}"; do
+    [ "$v" = 8.0 ] || wait_builds
+    bin=$(valkey_server_path "$v")
+    release=$("$bin" --version 2>/dev/null | sed -n 's/^.* v=\([0-9.]*\) .*$/\1/p')
+    gotest "unit and server tests (Valkey ${release:-$v})" "build/test-unit-$v.log" \
+      TF_ACC= VALKEYTEST_REQUIRED=1 "VALKEY_SERVER=$bin" -- ./...
+  done
 fi
 
 wait_background
+wait_builds
 if wants gates; then
   step "docs up to date" scripts/generate.sh check
 fi

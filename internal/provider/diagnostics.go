@@ -47,11 +47,14 @@ func errorDetail(err error, subject string) string {
 			strings.Join(unknown.settings, ", "), subject, configUnknownHint)
 	case errors.As(err, &unreachable):
 		what := "Could not talk to Valkey"
-		if step := unreachable.Step; step != "" && step != "connect" {
+		switch step := unreachable.Step; {
+		case step == "SELECT":
+			what = fmt.Sprintf("Could not open a connection to Valkey (SELECT %d failed)", unreachable.DB)
+		case step != "" && step != "connect":
 			what = fmt.Sprintf("Could not open a connection to Valkey (%s failed)", step)
 		}
-		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s",
-			what, unreachable.Addr, subject, sentence(unreachable.Err.Error()), unreachableHint(unreachable.Cause()))
+		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s", what, valkey.Where(unreachable.Addr, unreachable.Node),
+			subject, sentence(unreachable.Err.Error()), unreachableHint(unreachable.Cause(), unreachable.DB))
 	}
 	return fmt.Sprintf("%s: %s", capitalize(subject), sentence(err.Error()))
 }
@@ -90,14 +93,14 @@ func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
 func unconfirmedDetail(u *valkey.UnconfirmedError, subject string) string {
 	var what string
 	if u.Outcome == valkey.Adopted {
-		what = fmt.Sprintf("%s already existed at %s, so the door adopted it, but", capitalize(subject), u.Addr)
+		what = fmt.Sprintf("%s already existed at %s, so the door adopted it, but", capitalize(subject), valkey.Where(u.Addr, u.Node))
 	} else {
-		what = fmt.Sprintf("The door created %s at %s, but", subject, u.Addr)
+		what = fmt.Sprintf("The door created %s at %s, but", subject, valkey.Where(u.Addr, u.Node))
 	}
 	switch {
 	case u.Reply != "":
 		return fmt.Sprintf("%s the server refused WAIT, with which the door confirms that replicas hold the group "+
-			"(min_replica_acks, on by default with sentinel): %s\n\nThe group is on the primary but not recorded until confirmed. "+
+			"(min_replica_acks, on by default with sentinel and cluster): %s\n\nThe group is on the primary but not recorded until confirmed. "+
 			"Grant +wait to the ACL user (see the provider's minimal ACL), or set min_replica_acks = 0 to skip the "+
 			"confirmation, then apply again: the door adopts the group.", what, sentence(u.Reply))
 	case u.Err != nil:
@@ -105,9 +108,10 @@ func unconfirmedDetail(u *valkey.UnconfirmedError, subject string) string {
 			"The group is on the primary but not recorded until confirmed. Check the network path to the server, then "+
 			"apply again: the door adopts the group if it survived.", what, strings.TrimSuffix(u.Err.Error(), "."))
 	}
-	return fmt.Sprintf("%s only %d of the %d replicas asked for (min_replica_acks) confirmed it within %s. A failover now "+
-		"could lose it, so Terraform does not record it. Check the replicas' health and replication links (or raise "+
-		"replica_ack_timeout), then apply again: the door adopts the group if it survived.",
+	return fmt.Sprintf("%s only %d of the %d replicas asked for (min_replica_acks, on by default with sentinel and cluster) "+
+		"confirmed it within %s. A failover now could lose it, so Terraform does not record it. Check the replicas' health "+
+		"and replication links (or raise replica_ack_timeout), then apply again: the door adopts the group if it survived. "+
+		"A primary without replicas can never confirm a write: set min_replica_acks = 0 (or VALKEY_MIN_REPLICA_ACKS) for one.",
 		what, u.Acked, u.Wanted, u.Timeout)
 }
 
@@ -149,8 +153,9 @@ func refusedHint(code string) string {
 const configUnknownHint = "The provider's configuration depends on values known only after apply (for example a url taken from a resource " +
 	"not created yet). Apply the resources it depends on first (terraform apply -target=...), or configure the provider with known values."
 
-// unreachableHint says what to check when the server could not be reached.
-func unreachableHint(cause valkey.Cause) string {
+// unreachableHint says what to check when the server could not be reached; db is the database
+// asked for.
+func unreachableHint(cause valkey.Cause, db int) string {
 	switch cause {
 	case valkey.CauseAuth:
 		return "Authentication failed: check the username and password (attributes, VALKEY_USERNAME/VALKEY_PASSWORD, or the url) " +
@@ -182,6 +187,10 @@ func unreachableHint(cause valkey.Cause) string {
 	case valkey.CauseNoDatabase:
 		return "The server has no database of the number asked for: check db (or VALKEY_DB, or the url's /db) against the " +
 			"server's `databases` setting (16 by default, numbered from 0)."
+	case valkey.CauseNoClusterDatabase:
+		return fmt.Sprintf("The cluster serves no database %d: in Cluster mode, Valkey 9.0 and later serve the databases below "+
+			"`cluster-databases` (1 by default, so only database 0), and earlier versions only database 0. Start every node with "+
+			"`cluster-databases` above %d (it cannot be changed while the server runs), or set db (or VALKEY_DB) to 0.", db, db)
 	case valkey.CauseTimeout:
 		return "The server did not answer in time: check the address and port (a TLS client on a plain port waits like this), " +
 			"firewalls, the server's load, and dial_timeout/command_timeout."

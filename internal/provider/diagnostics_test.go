@@ -13,7 +13,7 @@ import (
 // TestUnreachableHint_EveryCauseSaysWhatToCheck: each cause the client can tell gets its own
 // advice, in the provider's words; only CauseOther gets the generic one.
 func TestUnreachableHint_EveryCauseSaysWhatToCheck(t *testing.T) {
-	generic := unreachableHint(valkey.CauseOther)
+	generic := unreachableHint(valkey.CauseOther, 0)
 	want := map[valkey.Cause]string{
 		valkey.CauseAuth:          "Authentication failed",
 		valkey.CauseNoPerm:        "minimal ACL",
@@ -28,9 +28,13 @@ func TestUnreachableHint_EveryCauseSaysWhatToCheck(t *testing.T) {
 		valkey.CauseClosedTLSCert: "tls-ca-cert-file",
 		valkey.CauseTimeout:       "dial_timeout",
 		valkey.CauseNoDatabase:    "`databases` setting",
+		// The database asked for, the setting to change and how (at start), and the other way out.
+		valkey.CauseNoClusterDatabase: "no database 3: in Cluster mode, Valkey 9.0 and later serve the databases below " +
+			"`cluster-databases` (1 by default, so only database 0), and earlier versions only database 0. Start every node with " +
+			"`cluster-databases` above 3",
 	}
 	for cause, fragment := range want {
-		hint := unreachableHint(cause)
+		hint := unreachableHint(cause, 3)
 		if hint == generic || !strings.Contains(hint, fragment) {
 			t.Errorf("cause %d: hint %q, want one mentioning %q", cause, hint, fragment)
 		}
@@ -64,6 +68,9 @@ func TestErrorDetail_UnconfirmedSaysWhatHappened(t *testing.T) {
 			[]string{"already existed", "refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "adopts the group"}, []string{"created"}},
 		"created, lost": {valkey.UnconfirmedError{Outcome: valkey.Created, Err: io.EOF},
 			[]string{"The door created group", "reply to WAIT", "was lost (EOF)"}, nil},
+		"created on a cluster node, short": {valkey.UnconfirmedError{Outcome: valkey.Created, Node: "10.0.0.7:6379", Wanted: 1, Timeout: time.Second},
+			[]string{`The door created group "g" of stream "s" at node 10.0.0.7:6379 of primary`, "on by default with sentinel and cluster",
+				"without replicas can never confirm", "min_replica_acks = 0"}, nil},
 	} {
 		tc.err.Addr, tc.err.Key, tc.err.Group = "primary", "s", "g"
 		detail := errorDetail(&tc.err, groupSubject("s", "g"))

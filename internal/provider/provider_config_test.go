@@ -299,10 +299,6 @@ func TestAccProvider_ConflictingSettingsFailAtPlan(t *testing.T) {
     key      = "x"
     key_file = "/x"
   }`, `(?s)Invalid Attribute Combination.*key_file`},
-		"db with cluster": {`db = 1
-  cluster = {
-    addresses = ["127.0.0.1:7000"]
-  }`, `(?s)Invalid Attribute Combination.*cluster`},
 		"url with cluster": {`url = "valkey://127.0.0.1:1"
   cluster = {
     addresses = ["127.0.0.1:7000"]

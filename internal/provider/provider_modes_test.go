@@ -21,6 +21,7 @@ func TestAccProvider_Cluster(t *testing.T) {
   cluster = {
     addresses = [%q]
   }
+  min_replica_acks = 0 # the masters have no replicas to confirm a write
 }
 `, cluster.Addrs()[0])
 	for i, s := range streams {

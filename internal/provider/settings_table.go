@@ -25,9 +25,10 @@ var settings = []setting{
 	{name: "password", env: "VALKEY_PASSWORD", field: "Password", sensitive: true,
 		to:  stringAt(func(o *valkey.Options) *string { return &o.Password }),
 		doc: "Password for the data nodes; overrides the URL's password. Never logged or stored in state."},
-	{name: "db", env: "VALKEY_DB", field: "DB", def: "0", conflicts: []string{"cluster"}, urlQuery: []string{"db"},
-		to:  intAt(func(o *valkey.Options) **int { return &o.DB }),
-		doc: "Database number; overrides the URL's `/db`. Not allowed with `cluster` (a cluster has only database 0)."},
+	{name: "db", env: "VALKEY_DB", field: "DB", def: "0", urlQuery: []string{"db"},
+		to: intAt(func(o *valkey.Options) **int { return &o.DB }),
+		doc: "Database number; overrides the URL's `/db`. With `cluster`, the database on every node: Valkey 9.0 and later " +
+			"serve databases below their `cluster-databases` setting (1 unless raised) in Cluster mode, and earlier versions only 0."},
 	{name: "dial_timeout", env: "VALKEY_DIAL_TIMEOUT", field: "DialTimeout",
 		def: valkey.DefaultDialTimeout.String(), urlQuery: []string{"dial_timeout"},
 		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.DialTimeout }),
@@ -41,12 +42,13 @@ var settings = []setting{
 		to:  intAt(func(o *valkey.Options) **int { return &o.MaxRetries }),
 		doc: "How many times a command is retried after a network error; `0` disables retries."},
 	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks",
-		def: fmt.Sprintf("%d with sentinel, else 0", valkey.DefaultSentinelReplicaAcks), conflicts: []string{"cluster"},
-		to: intAt(func(o *valkey.Options) **int { return &o.MinReplicaAcks }),
-		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door) " +
-			"before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so the apply " +
-			"fails and says so; applying again adopts it if it survived. Not available with `cluster`. " +
-			fmt.Sprintf("Defaults to `%d` with `sentinel`, else `0` (no wait).", valkey.DefaultSentinelReplicaAcks)},
+		def: fmt.Sprintf("%d with sentinel or cluster, else 0", valkey.DefaultFailoverReplicaAcks),
+		to:  intAt(func(o *valkey.Options) **int { return &o.MinReplicaAcks }),
+		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door, on the primary " +
+			"that ran it) before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so " +
+			"the apply fails and says so; applying again adopts it if it survived. " +
+			fmt.Sprintf("Defaults to `%d` with `sentinel` and `cluster`, which fail over to replicas by themselves, ", valkey.DefaultFailoverReplicaAcks) +
+			"else `0` (no wait); set `0` for a cluster whose primaries have no replicas."},
 	{name: "replica_ack_timeout", env: "VALKEY_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout",
 		def: valkey.DefaultReplicaAckTimeout.String(),
 		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.ReplicaAckTimeout }),
@@ -84,7 +86,7 @@ var settings = []setting{
 	// The cluster object fills nothing itself: its one attribute fills ClusterAddrs.
 	{name: "cluster", env: "VALKEY_CLUSTER_ADDRESSES", to: objectAt(nil), conflicts: []string{"sentinel"},
 		doc: "Connects to a Valkey Cluster: `cluster = { addresses = [\"node1:6379\"] }`. Commands are routed by " +
-			"key slot, and MOVED/ASK redirections are followed. Conflicts with `url`, `db`, `min_replica_acks` and `sentinel`."},
+			"key slot, and MOVED/ASK redirections are followed. Conflicts with `url` and `sentinel`."},
 	{name: "cluster.addresses", env: "VALKEY_CLUSTER_ADDRESSES", field: "ClusterAddrs",
 		to:  listAt(func(o *valkey.Options) *[]string { return &o.ClusterAddrs }),
 		doc: "Seed nodes as `host:port`; the rest of the cluster is discovered from them."},

@@ -139,13 +139,10 @@ func settingsError(t *testing.T, err error) diag.Diagnostic {
 // valkey.Options, so each field has a row, and the diagnostic of an OptionError on it is on the
 // row's attribute and names its variable. The failures below are every kind NewClient reports.
 func TestAddSettingsError_NamesTheAttributeOfEveryField(t *testing.T) {
-	one := 1
 	missing := t.TempDir() + "/missing.pem"
 	var fields []string
 	for name, opts := range map[string]valkey.Options{
 		"two modes":        {ClusterAddrs: []string{"a:1"}, Sentinel: &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"a:2"}}},
-		"cluster db":       {ClusterAddrs: []string{"a:1"}, DB: &one},
-		"cluster acks":     {ClusterAddrs: []string{"a:1"}, MinReplicaAcks: &one},
 		"cluster address":  {ClusterAddrs: []string{"a"}},
 		"no primary":       {Sentinel: &valkey.SentinelOptions{Addrs: []string{"a:1"}}},
 		"no sentinels":     {Sentinel: &valkey.SentinelOptions{MasterName: "m"}},

@@ -13,6 +13,8 @@ import (
 // command needs the server.
 type Client struct {
 	addr       string
+	db         int         // the database every connection selects
+	cluster    bool        // a cluster client: connections fail to open on a node
 	tls        *tls.Config // nil without TLS
 	acks       int
 	ackTimeout time.Duration
@@ -47,12 +49,33 @@ func NewClient(opts Options) (*Client, error) {
 func newClient(s settings) *Client {
 	return &Client{
 		addr:       s.addr,
+		db:         s.universal.DB,
+		cluster:    s.universal.IsClusterMode,
 		tls:        s.universal.TLSConfig,
 		acks:       s.acks,
 		ackTimeout: s.ackTimeout,
 		retries:    max(s.universal.MaxRetries, 0),
-		build:      func() redis.UniversalClient { return withOpenHook(redis.NewUniversalClient(s.universal)) },
+		build:      func() redis.UniversalClient { return withHooks(newUniversalClient(s.universal)) },
 	}
+}
+
+// newUniversalClient is redis.NewUniversalClient, with the database on every node of a
+// cluster: go-redis's ClusterOptions have no DB, so each node's client is made with it
+// (ClusterOptions.NewClient), and the node opens every connection with SELECT in the handshake
+// pipeline, as a single server's client does. go-redis makes a node's client whenever it first
+// meets the node (a seed, CLUSTER SLOTS, a MOVED or ASK to a node it did not know), so nodes
+// found later select it too. An OnConnect that sent SELECT would do the same with one more
+// round trip per connection, outside the handshake.
+func newUniversalClient(u *redis.UniversalOptions) redis.UniversalClient {
+	if !u.IsClusterMode || u.DB == 0 {
+		return redis.NewUniversalClient(u)
+	}
+	opt := u.Cluster()
+	opt.NewClient = func(node *redis.Options) *redis.Client {
+		node.DB = u.DB
+		return redis.NewClient(node)
+	}
+	return redis.NewClusterClient(opt)
 }
 
 // Addr is where commands go, for messages. It never carries a password.

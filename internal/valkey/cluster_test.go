@@ -27,8 +27,9 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 	t.Logf("cluster ready in %v", time.Since(start))
 	ctx := context.Background()
 	prefix := fmt.Sprintf("ct%d", rand.Uint32())
-	// One seed is enough: the client discovers the other nodes.
-	c := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs()[:1]})
+	// One seed is enough: the client discovers the other nodes. The masters have no replicas to
+	// confirm a write (cluster_wait_test.go has them).
+	c := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs()[:1], MinReplicaAcks: new(0)})
 	if !strings.HasPrefix(c.Addr(), "cluster ") {
 		t.Errorf("Addr() = %q", c.Addr())
 	}
@@ -119,7 +120,7 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 	t.Run("minimal ACL", func(t *testing.T) {
 		stream := prefix + ":{acl}:stream"
 		user, pw := cluster.ACLUser(t, prefix+":*", clusterACL)
-		limited := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs(), Username: user, Password: pw})
+		limited := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs(), Username: user, Password: pw, MinReplicaAcks: new(0)})
 		if _, _, err := limited.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil {
 			t.Fatalf("EnsureGroup as %s: %v", user, err)
 		}
@@ -155,7 +156,7 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 				break
 			}
 		}
-		fresh := newClient(t, valkey.Options{ClusterAddrs: []string{alive.Addr()}, MaxRetries: new(0)})
+		fresh := newClient(t, valkey.Options{ClusterAddrs: []string{alive.Addr()}, MaxRetries: new(0), MinReplicaAcks: new(0)})
 		_, _, err := fresh.EnsureGroup(ctx, stream, "g", valkey.StartNew)
 		var refused *valkey.RefusedError
 		if !errors.As(err, &refused) || refused.Code() != "CLUSTERDOWN" {

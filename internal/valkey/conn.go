@@ -24,6 +24,7 @@ import (
 // caller's was written on that connection.
 type openError struct {
 	step string // "connect", "HELLO", "AUTH" or "SELECT"
+	node string // the cluster node the connection was to; "" outside a cluster
 	err  error
 }
 
@@ -31,15 +32,15 @@ func (e *openError) Error() string { return e.step + ": " + e.err.Error() }
 
 func (e *openError) Unwrap() error { return e.err }
 
-// opening marks err as a failure to open a connection at step. The mark is wrapped once more,
-// because go-redis unwraps one level of the errors its connection set-up returns: either way,
-// errors.As finds the *openError.
-func opening(step string, err error) error {
+// opening marks err as a failure to open a connection to node at step. The mark is wrapped
+// once more, because go-redis unwraps one level of the errors its connection set-up returns:
+// either way, errors.As finds the *openError.
+func opening(step, node string, err error) error {
 	var already *openError
 	if errors.As(err, &already) {
 		return err
 	}
-	return fmt.Errorf("opening a connection: %w", &openError{step: step, err: err})
+	return fmt.Errorf("opening a connection: %w", &openError{step: step, node: node, err: err})
 }
 
 // asOpenError finds the mark left by opening.
@@ -53,16 +54,17 @@ func asOpenError(err error) (*openError, bool) {
 // never sends them itself, so seeing one means a connection is being opened.
 var handshakeSteps = map[string]string{"hello": "HELLO", "auth": "AUTH", "select": "SELECT"}
 
-// openHook is a go-redis hook on every client this package builds (on each node of a cluster).
-type openHook struct{}
+// openHook is a go-redis hook on every client this package builds (on each node of a cluster,
+// where node is that node's address).
+type openHook struct{ node string }
 
 var _ redis.Hook = openHook{}
 
-func (openHook) DialHook(next redis.DialHook) redis.DialHook {
+func (h openHook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)
 		if err != nil {
-			return nil, opening("connect", err)
+			return nil, opening("connect", h.node, err)
 		}
 		return conn, nil
 	}
@@ -70,11 +72,11 @@ func (openHook) DialHook(next redis.DialHook) redis.DialHook {
 
 // ProcessHook marks the failure of a handshake command (HELLO, AUTH) on the command itself,
 // which is where go-redis's connection set-up reads it.
-func (openHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (h openHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if step, isHandshake := handshakeSteps[strings.ToLower(cmd.Name())]; isHandshake && err != nil {
-			err = opening(step, err)
+			err = opening(step, h.node, err)
 			cmd.SetErr(err)
 		}
 		return err
@@ -83,12 +85,12 @@ func (openHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // ProcessPipelineHook marks a failed SELECT of the set-up pipeline, and gives every command of
 // a pipeline whose connection could not be opened that failure as its own error.
-func (openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (h openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
 			if step, isHandshake := handshakeSteps[strings.ToLower(cmd.Name())]; isHandshake && cmd.Err() != nil {
-				err = opening(step, cmd.Err())
+				err = opening(step, h.node, cmd.Err())
 				cmd.SetErr(err)
 			}
 		}
@@ -103,14 +105,21 @@ func (openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proces
 	}
 }
 
-// withOpenHook adds openHook where rdb opens connections: to the client itself, or to every
-// node of a cluster. (Not to the cluster client as well: a cluster pipeline spans nodes, and a
-// node that could not be reached must not stamp its failure on another node's replies.)
-func withOpenHook(rdb redis.UniversalClient) redis.UniversalClient {
+// withHooks adds openHook and confirmHook where rdb opens connections and writes to them: to
+// the client itself, or to every node of a cluster, including nodes it meets later. (Not to the
+// cluster client as well: a cluster pipeline spans nodes, a node that could not be reached
+// must not stamp its failure on another node's replies, and WAIT must follow the create to
+// the node that runs it.)
+func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
-		cluster.OnNewNode(func(node *redis.Client) { node.AddHook(openHook{}) })
+		cluster.OnNewNode(func(node *redis.Client) {
+			addr := node.Options().Addr
+			node.AddHook(openHook{node: addr})
+			node.AddHook(confirmHook{node: addr})
+		})
 		return rdb
 	}
 	rdb.AddHook(openHook{})
+	rdb.AddHook(confirmHook{})
 	return rdb
 }

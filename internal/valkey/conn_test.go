@@ -311,8 +311,6 @@ func TestNewClient_RefusesOptionsItCannotHonour(t *testing.T) {
 	cluster := []string{"127.0.0.1:7000"}
 	sentinel := &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}}
 	for field, opts := range map[string]valkey.Options{
-		"DB":                  {ClusterAddrs: cluster, DB: new(2)},
-		"MinReplicaAcks":      {ClusterAddrs: cluster, MinReplicaAcks: new(1)},
 		"Sentinel":            {ClusterAddrs: cluster, Sentinel: sentinel},
 		"ClusterAddrs":        {ClusterAddrs: []string{"no-port"}},
 		"Sentinel.MasterName": {Sentinel: &valkey.SentinelOptions{Addrs: sentinel.Addrs}},
@@ -326,8 +324,8 @@ func TestNewClient_RefusesOptionsItCannotHonour(t *testing.T) {
 	}
 }
 
-// TestNewClient_ReplicaAckDefaults: the door waits for one replica with Sentinel unless told
-// otherwise, and for none elsewhere.
+// TestNewClient_ReplicaAckDefaults: the door waits for one replica with Sentinel and with a
+// cluster unless told otherwise, and for none with a single server.
 func TestNewClient_ReplicaAckDefaults(t *testing.T) {
 	t.Parallel()
 	sentinel := &valkey.SentinelOptions{MasterName: "m", Addrs: []string{"127.0.0.1:26379"}}
@@ -337,10 +335,12 @@ func TestNewClient_ReplicaAckDefaults(t *testing.T) {
 		wait time.Duration
 	}{
 		"standalone":                    {valkey.Options{}, 0, valkey.DefaultReplicaAckTimeout},
-		"sentinel":                      {valkey.Options{Sentinel: sentinel}, valkey.DefaultSentinelReplicaAcks, valkey.DefaultReplicaAckTimeout},
+		"sentinel":                      {valkey.Options{Sentinel: sentinel}, valkey.DefaultFailoverReplicaAcks, valkey.DefaultReplicaAckTimeout},
 		"sentinel, explicitly none":     {valkey.Options{Sentinel: sentinel, MinReplicaAcks: new(0)}, 0, valkey.DefaultReplicaAckTimeout},
 		"standalone, two, with timeout": {valkey.Options{MinReplicaAcks: new(2), ReplicaAckTimeout: time.Minute}, 2, time.Minute},
-		"cluster":                       {valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}}, 0, valkey.DefaultReplicaAckTimeout},
+		"cluster":                       {valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}}, valkey.DefaultFailoverReplicaAcks, valkey.DefaultReplicaAckTimeout},
+		"cluster, explicitly none":      {valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, MinReplicaAcks: new(0)}, 0, valkey.DefaultReplicaAckTimeout},
+		"cluster, database 3, two":      {valkey.Options{ClusterAddrs: []string{"127.0.0.1:7000"}, DB: new(3), MinReplicaAcks: new(2)}, 2, valkey.DefaultReplicaAckTimeout},
 	} {
 		c, err := valkey.NewClient(tc.opts)
 		if err != nil {

@@ -75,28 +75,18 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 	}
 }
 
-// createCmd is XGROUP CREATE ... MKSTREAM, marked for go-redis as a command never to be
-// resent once written (go-redis would otherwise resend the whole pipeline after a broken
-// connection, MaxRetries times).
-type createCmd struct{ *redis.StatusCmd }
-
-func (createCmd) NoRetry() bool { return true }
-
 // door runs one attempt. err is the raw error of XGROUP CREATE, or WAIT's as an
 // *UnconfirmedError when the group is in place, created or adopted (WAIT confirms the
 // replicas hold everything written before it, an adopted group included).
 func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
-	create := createCmd{redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
+	create := createCmd{StatusCmd: redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
+	if c.acks > 0 {
+		create.confirm = &confirmation{acks: c.acks, timeout: c.ackTimeout} // confirmHook sends the WAIT
+	}
 	var info *redis.Cmd
-	var wait *redis.IntCmd
-	acks, ackTimeout := c.acks, c.ackTimeout
 	gen := c.groups.generation(stream)
 	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		_ = p.Process(ctx, create)
-		if acks > 0 {
-			wait = redis.NewIntCmd(ctx, "WAIT", acks, ackTimeout.Milliseconds())
-			_ = p.Process(ctx, wait)
-		}
 		info = p.Do(ctx, "XINFO", "GROUPS", stream)
 		return nil
 	})
@@ -112,14 +102,7 @@ func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, G
 	if err != nil {
 		return 0, Group{}, err
 	}
-	if wait != nil && (wait.Err() != nil || wait.Val() < int64(acks)) {
-		unconfirmed := &UnconfirmedError{Addr: c.Addr(), Key: stream, Group: group, Outcome: outcome,
-			Acked: wait.Val(), Wanted: acks, Timeout: ackTimeout}
-		if msg, isReply := reply(wait.Err()); isReply {
-			unconfirmed.Reply = msg
-		} else if wait.Err() != nil {
-			unconfirmed.Acked, unconfirmed.Err = 0, wait.Err()
-		}
+	if unconfirmed := create.confirm.unconfirmed(c.Addr(), stream, group, outcome); unconfirmed != nil {
 		return outcome, Group{}, unconfirmed
 	}
 	if g, found := FindGroup(groups, group); found && info.Err() == nil && parseErr == nil {

@@ -74,6 +74,7 @@ func (e *NotFoundError) Error() string {
 // WAIT; Err is set when WAIT's reply was lost.
 type UnconfirmedError struct {
 	Addr    string
+	Node    string // the cluster node that ran the create and WAIT; "" outside a cluster
 	Key     string
 	Group   string
 	Outcome Outcome
@@ -85,14 +86,23 @@ type UnconfirmedError struct {
 }
 
 func (e *UnconfirmedError) Error() string {
+	at := Where(e.Addr, e.Node)
 	switch {
 	case e.Reply != "":
-		return fmt.Sprintf("group %q on key %q was %s at %s, but the server refused WAIT: %s", e.Group, e.Key, e.Outcome, e.Addr, e.Reply)
+		return fmt.Sprintf("group %q on key %q was %s at %s, but the server refused WAIT: %s", e.Group, e.Key, e.Outcome, at, e.Reply)
 	case e.Err != nil:
-		return fmt.Sprintf("group %q on key %q was %s at %s, but WAIT's reply was lost: %v", e.Group, e.Key, e.Outcome, e.Addr, e.Err)
+		return fmt.Sprintf("group %q on key %q was %s at %s, but WAIT's reply was lost: %v", e.Group, e.Key, e.Outcome, at, e.Err)
 	}
 	return fmt.Sprintf("group %q on key %q was %s at %s, but %d of %d replicas acknowledged it within %s",
-		e.Group, e.Key, e.Outcome, e.Addr, e.Acked, e.Wanted, e.Timeout)
+		e.Group, e.Key, e.Outcome, at, e.Acked, e.Wanted, e.Timeout)
+}
+
+// Where names a server for messages: addr, or the node of the cluster at addr when node is set.
+func Where(addr, node string) string {
+	if node == "" {
+		return addr
+	}
+	return "node " + node + " of " + addr
 }
 
 // UnknownOutcomeError is a door whose XGROUP CREATE may have reached the server but whose
@@ -131,17 +141,23 @@ func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 // connection was open and the command itself met the failure.
 type UnreachableError struct {
 	Addr       string
+	Node       string // the cluster node whose connection failed to open; "" outside a cluster or when not known
 	Step       string
+	DB         int // the database SELECT asked for, when Step is "SELECT"
+	Cluster    bool
 	Err        error
 	TLS        bool // TLS was on
 	ClientCert bool // a client certificate was offered
 }
 
 func (e *UnreachableError) Error() string {
-	if e.Step != "" && e.Step != "connect" {
-		return fmt.Sprintf("cannot reach valkey at %s (%s failed): %v", e.Addr, e.Step, e.Err)
+	switch {
+	case e.Step == "SELECT":
+		return fmt.Sprintf("cannot reach valkey at %s (SELECT %d failed): %v", Where(e.Addr, e.Node), e.DB, e.Err)
+	case e.Step != "" && e.Step != "connect":
+		return fmt.Sprintf("cannot reach valkey at %s (%s failed): %v", Where(e.Addr, e.Node), e.Step, e.Err)
 	}
-	return fmt.Sprintf("cannot reach valkey at %s: %v", e.Addr, e.Err)
+	return fmt.Sprintf("cannot reach valkey at %s: %v", Where(e.Addr, e.Node), e.Err)
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -150,20 +166,21 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 type Cause int
 
 const (
-	CauseOther         Cause = iota
-	CauseAuth                // WRONGPASS or NOAUTH: wrong user or password, or a disabled user
-	CauseNoPerm              // a command the connection needs is not allowed to the user
-	CauseClusterDown         // CLUSTERDOWN while connecting
-	CauseDNS                 // the host name does not resolve
-	CauseRefused             // nothing listens at the address
-	CauseTLSVerify           // the server's certificate is not trusted or does not name the host
-	CauseTLSRejected         // the server sent a TLS alert during the handshake
-	CauseNotTLS              // TLS was spoken to a server that answered in plain text
-	CauseClosed              // a plain connection was closed by the server
-	CauseClosedTLS           // a TLS connection was closed, and no client certificate was offered
-	CauseClosedTLSCert       // a TLS connection was closed although a client certificate was offered
-	CauseTimeout             // no answer in time
-	CauseNoDatabase          // the server refused to SELECT the database: it has no database of that number
+	CauseOther             Cause = iota
+	CauseAuth                    // WRONGPASS or NOAUTH: wrong user or password, or a disabled user
+	CauseNoPerm                  // a command the connection needs is not allowed to the user
+	CauseClusterDown             // CLUSTERDOWN while connecting
+	CauseDNS                     // the host name does not resolve
+	CauseRefused                 // nothing listens at the address
+	CauseTLSVerify               // the server's certificate is not trusted or does not name the host
+	CauseTLSRejected             // the server sent a TLS alert during the handshake
+	CauseNotTLS                  // TLS was spoken to a server that answered in plain text
+	CauseClosed                  // a plain connection was closed by the server
+	CauseClosedTLS               // a TLS connection was closed, and no client certificate was offered
+	CauseClosedTLSCert           // a TLS connection was closed although a client certificate was offered
+	CauseTimeout                 // no answer in time
+	CauseNoDatabase              // the server refused to SELECT the database: it has no database of that number
+	CauseNoClusterDatabase       // a cluster node refused to SELECT the database: Cluster mode serves only as many as cluster-databases
 )
 
 // Cause tells what kind of failure e is.
@@ -181,6 +198,8 @@ func (e *UnreachableError) Cause() Cause {
 	)
 	closed := errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)
 	switch {
+	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR") && e.Cluster:
+		return CauseNoClusterDatabase
 	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR"):
 		return CauseNoDatabase
 	case errors.As(e.Err, &rerr) && isAuthReply(rerr.Error()):
@@ -257,7 +276,8 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	}
 	tlsOn, clientCert := c.tlsState()
 	if open, failedToOpen := asOpenError(err); failedToOpen {
-		return &UnreachableError{Addr: c.Addr(), Step: open.step, Err: open.err, TLS: tlsOn, ClientCert: clientCert}
+		return &UnreachableError{Addr: c.Addr(), Node: open.node, Step: open.step, DB: c.db, Cluster: c.cluster,
+			Err: open.err, TLS: tlsOn, ClientCert: clientCert}
 	}
 	msg, isReply := reply(err)
 	switch {
@@ -266,7 +286,7 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}
-	return &UnreachableError{Addr: c.Addr(), Err: err, TLS: tlsOn, ClientCert: clientCert}
+	return &UnreachableError{Addr: c.Addr(), Cluster: c.cluster, Err: err, TLS: tlsOn, ClientCert: clientCert}
 }
 
 // keyType answers TYPE key, or "non-stream value" when even that fails.

@@ -92,7 +92,7 @@ func FuzzReplyReaders(f *testing.F) {
 	srv := startReplyServer(f)
 	newFuzzClient := func() *Client {
 		return &Client{addr: srv.ln.Addr().String(), build: func() redis.UniversalClient {
-			return withOpenHook(redis.NewClient(&redis.Options{
+			return withHooks(redis.NewClient(&redis.Options{
 				Addr: srv.ln.Addr().String(), Password: "pw", DB: 1, Protocol: 2, DisableIdentity: true,
 				MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 100 * time.Millisecond,
 				PoolSize: 1, PipelinePoolSize: -1,

@@ -177,14 +177,19 @@ func TestListGroups_OnePipelinePerPage(t *testing.T) {
 
 func TestListGroups_StopsWhenTheCallerStops(t *testing.T) {
 	t.Parallel()
-	proxy := valkeytest.StartProxyT(t, server(t).Addr())
+	// A server of its own: on the shared one, a SCAN page may hold only other tests' keys, and
+	// the listing rightly reads on to the next page.
+	srv := valkeytest.StartT(t)
+	proxy := valkeytest.StartProxyT(t, srv.Addr())
 	c := newClient(t, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})
 	prefix := key(t, "")
 	streams := make([]string, 50)
 	for i := range streams {
 		streams[i] = fmt.Sprintf("%sorders:%d", prefix, i)
 	}
-	seedGroups(t, adminClient(t), streams, "a", "b")
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	seedGroups(t, admin, streams, "a", "b")
 
 	for _, opts := range []valkey.ListOptions{{Streams: streams, PageSize: 10}, {Match: prefix + "*", PageSize: 10}} {
 		for _, err := range c.ListGroups(t.Context(), opts) {

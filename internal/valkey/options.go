@@ -20,9 +20,9 @@ const (
 	DefaultMaxRetries     = 3
 	// DefaultReplicaAckTimeout bounds the door's WAIT when replica acknowledgements are asked for.
 	DefaultReplicaAckTimeout = time.Second
-	// DefaultSentinelReplicaAcks is MinReplicaAcks with Sentinel: a Sentinel deployment has
-	// replicas and fails over to them, so a write only the primary holds can be lost.
-	DefaultSentinelReplicaAcks = 1
+	// DefaultFailoverReplicaAcks is MinReplicaAcks with Sentinel and with a cluster: both fail
+	// over to a replica by themselves, so a write only the primary held when it died is lost.
+	DefaultFailoverReplicaAcks = 1
 )
 
 // Options say how to reach the server. The zero value of each field means "default", and the
@@ -32,7 +32,7 @@ type Options struct {
 	URL      string // one server; "" means DefaultURL. Not used with ClusterAddrs or Sentinel
 	Username string // overrides the URL's user when set
 	Password string // overrides the URL's password when set
-	DB       *int   // overrides the URL's database when set; a cluster has only database 0
+	DB       *int   // overrides the URL's database when set; in a cluster, the database of every node
 
 	TLS          *TLSOptions // nil: TLS only for valkeys:// and rediss:// URLs
 	ClusterAddrs []string    // seed nodes, host:port
@@ -42,9 +42,10 @@ type Options struct {
 	CommandTimeout time.Duration // 0: DefaultCommandTimeout
 	MaxRetries     *int          // nil: DefaultMaxRetries; 0: no retries
 
-	// MinReplicaAcks > 0 makes the door confirm its write with WAIT: at least this many
-	// replicas must acknowledge it within ReplicaAckTimeout. nil: DefaultSentinelReplicaAcks
-	// with Sentinel, else none. A cluster cannot take it (WAIT has no key to be routed by).
+	// MinReplicaAcks > 0 makes the door confirm its write with WAIT, on the connection that
+	// carried the create (in a cluster, on the primary that ran it): at least this many replicas
+	// must acknowledge it within ReplicaAckTimeout. nil: DefaultFailoverReplicaAcks with Sentinel
+	// or a cluster, else none.
 	MinReplicaAcks    *int
 	ReplicaAckTimeout time.Duration // 0: DefaultReplicaAckTimeout
 }
@@ -116,12 +117,13 @@ func resolve(opts Options) (settings, error) {
 			return settings{}, err
 		}
 		s.addr = "cluster " + strings.Join(opts.ClusterAddrs, ",")
+		s.acks = DefaultFailoverReplicaAcks
 	case opts.Sentinel != nil:
 		if err := sentinelOptions(opts, u); err != nil {
 			return settings{}, err
 		}
 		s.addr = "primary " + strconv.Quote(opts.Sentinel.MasterName) + " via sentinel " + strings.Join(opts.Sentinel.Addrs, ",")
-		s.acks = DefaultSentinelReplicaAcks
+		s.acks = DefaultFailoverReplicaAcks
 	default:
 		if err := urlOptions(opts, u); err != nil {
 			return settings{}, err
@@ -137,13 +139,9 @@ func resolve(opts Options) (settings, error) {
 	return s, nil
 }
 
+// clusterOptions names the seeds. The database (u.DB) is not a cluster option in go-redis:
+// newClusterClient gives it to every node.
 func clusterOptions(opts Options, u *redis.UniversalOptions) error {
-	if opts.DB != nil && *opts.DB != 0 {
-		return &OptionError{Field: "DB", Reason: "cannot be used with a cluster: a cluster has only database 0"}
-	}
-	if opts.MinReplicaAcks != nil && *opts.MinReplicaAcks > 0 {
-		return &OptionError{Field: "MinReplicaAcks", Reason: "cannot be used with a cluster: WAIT has no key to be routed by"}
-	}
 	if err := checkAddrs("ClusterAddrs", opts.ClusterAddrs); err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Cluster is a Valkey Cluster of masters only, each node a Server on loopback.
+// Cluster is a Valkey Cluster, each node a Server on loopback: masters, and their replicas
+// when asked for.
 type Cluster struct {
 	Nodes []*Server
+	opts  []Option // every node's, for AddNode
 }
 
 // StartCluster launches masters*(1+replicas) nodes with cluster mode on, joins them with
@@ -21,23 +23,23 @@ type Cluster struct {
 // cluster_state:ok and sees every replica. opts come after the defaults, so a WithArgs such as
 // "--cluster-node-timeout 1000" overrides them.
 func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
-	c := &Cluster{}
+	c := &Cluster{opts: append([]Option{WithArgs(
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", "2000",
+	)}, opts...)}
 	for range masters * (1 + replicas) {
-		s, err := Start(append([]Option{WithArgs(
-			"--cluster-enabled", "yes",
-			"--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "2000",
-		)}, opts...)...)
+		s, err := Start(c.opts...)
 		if err != nil {
 			c.Close()
 			return nil, err
 		}
 		c.Nodes = append(c.Nodes, s)
 	}
-	cli, err := exec.LookPath("valkey-cli")
+	cli, err := Companion("valkey-cli")
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("valkey-cli not found: run scripts/setup.sh")
+		return nil, err
 	}
 	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
@@ -53,7 +55,7 @@ func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
 }
 
 // waitOK waits until every node reports cluster_state:ok and, with replicas, lists that many
-// replicas and no failed node.
+// replicas and no failed node, and CLUSTER SLOTS lists every replica.
 func (c *Cluster) waitOK(limit time.Duration, replicas int) error {
 	deadline := time.Now().Add(limit)
 	for _, s := range c.Nodes {
@@ -76,7 +78,20 @@ func (c *Cluster) waitOK(limit time.Duration, replicas int) error {
 		}
 		rdb.Close()
 	}
-	return nil
+	if replicas == 0 {
+		return nil
+	}
+	// CLUSTER SLOTS lists a replica only once it has synced with its primary.
+	return waitFor(time.Until(deadline), func() bool {
+		rdb := c.Nodes[0].Client()
+		defer rdb.Close()
+		ranges, _ := rdb.ClusterSlots(context.Background()).Result() //nolint:staticcheck // as in slotNodes
+		listed := 0
+		for _, r := range ranges {
+			listed += len(r.Nodes)
+		}
+		return listed == len(c.Nodes) // one slot range per master, as --cluster create makes them
+	})
 }
 
 // Addrs lists the nodes' host:port.
@@ -95,76 +110,48 @@ func (c *Cluster) Client() *redis.ClusterClient {
 
 // Owner is the node serving slot, as CLUSTER SLOTS on the first node reports it.
 func (c *Cluster) Owner(ctx context.Context, slot int) (*Server, error) {
-	rdb := c.Nodes[0].Client()
+	nodes, err := c.slotNodes(ctx, c.Nodes[0], slot)
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
+}
+
+// Replicas are the replicas of slot's owner, as CLUSTER SLOTS on the first node reports them.
+func (c *Cluster) Replicas(ctx context.Context, slot int) ([]*Server, error) {
+	nodes, err := c.slotNodes(ctx, c.Nodes[0], slot)
+	if err != nil {
+		return nil, err
+	}
+	return nodes[1:], nil
+}
+
+// slotNodes is what CLUSTER SLOTS on asked says serves slot: its owner, then the owner's
+// replicas.
+func (c *Cluster) slotNodes(ctx context.Context, asked *Server, slot int) ([]*Server, error) {
+	rdb := asked.Client()
 	defer rdb.Close()
 	ranges, err := rdb.ClusterSlots(ctx).Result() //nolint:staticcheck // CLUSTER SLOTS answers the slot-to-node map the test needs on every Valkey version
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range ranges {
-		if r.Start <= slot && slot <= r.End && len(r.Nodes) > 0 {
+		if r.Start > slot || slot > r.End {
+			continue
+		}
+		var nodes []*Server
+		for _, n := range r.Nodes {
 			for _, s := range c.Nodes {
-				if s.Addr() == r.Nodes[0].Addr {
-					return s, nil
+				if s.Addr() == n.Addr {
+					nodes = append(nodes, s)
 				}
 			}
 		}
+		if len(nodes) > 0 && nodes[0].Addr() == r.Nodes[0].Addr {
+			return nodes, nil
+		}
 	}
 	return nil, fmt.Errorf("slot %d has no owner among %v", slot, c.Addrs())
-}
-
-// MigrateSlot moves slot, with its keys, from its owner to dst, the way valkey-cli's
-// reshard does: IMPORTING/MIGRATING, MIGRATE of every key, then SETSLOT NODE everywhere.
-func (c *Cluster) MigrateSlot(ctx context.Context, slot int, dst *Server) error {
-	src, err := c.Owner(ctx, slot)
-	if err != nil {
-		return err
-	}
-	if src == dst {
-		return fmt.Errorf("slot %d already lives on %s", slot, dst.Addr())
-	}
-	srcC, dstC := src.Client(), dst.Client()
-	defer srcC.Close()
-	defer dstC.Close()
-	srcID, err := srcC.ClusterMyID(ctx).Result()
-	if err != nil {
-		return err
-	}
-	dstID, err := dstC.ClusterMyID(ctx).Result()
-	if err != nil {
-		return err
-	}
-	if err := dstC.Do(ctx, "CLUSTER", "SETSLOT", slot, "IMPORTING", srcID).Err(); err != nil {
-		return fmt.Errorf("SETSLOT IMPORTING: %w", err)
-	}
-	if err := srcC.Do(ctx, "CLUSTER", "SETSLOT", slot, "MIGRATING", dstID).Err(); err != nil {
-		return fmt.Errorf("SETSLOT MIGRATING: %w", err)
-	}
-	for {
-		keys, err := srcC.ClusterGetKeysInSlot(ctx, slot, 100).Result()
-		if err != nil {
-			return err
-		}
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{"MIGRATE", "127.0.0.1", dst.Port, "", 0, 5000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		if err := srcC.Do(ctx, args...).Err(); err != nil {
-			return fmt.Errorf("MIGRATE: %w", err)
-		}
-	}
-	for _, s := range c.Nodes {
-		rdb := s.Client()
-		err := rdb.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", dstID).Err()
-		rdb.Close()
-		if err != nil {
-			return fmt.Errorf("SETSLOT NODE on %s: %w", s.Addr(), err)
-		}
-	}
-	return nil
 }
 
 // Close stops every node.

@@ -277,12 +277,14 @@ func (c *proxyConn) replies() {
 	}
 }
 
-// write relays one whole reply to the client.
+// write relays one whole reply to the client. The command counts as answered before the
+// reply is written: a client that reads it may write its next command at once, and that
+// command must find nothing outstanding, or it would join this round trip.
 func (c *proxyConn) write(b []byte) error {
-	_, err := c.client.Write(b)
 	c.mu.Lock()
 	c.outstanding--
 	c.mu.Unlock()
+	_, err := c.client.Write(b)
 	return err
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -23,9 +22,9 @@ type Sentinel struct {
 // StartSentinel launches a primary, a replica of it, and n sentinels with quorum 1 and
 // down-after-milliseconds 1000, and waits until the sentinels see the replica.
 func StartSentinel(n int) (*Sentinel, error) {
-	bin, err := exec.LookPath("valkey-sentinel")
+	bin, err := Companion("valkey-sentinel")
 	if err != nil {
-		return nil, fmt.Errorf("valkey-sentinel not found: run scripts/setup.sh")
+		return nil, err
 	}
 	st := &Sentinel{MasterName: "primary"}
 	if st.Primary, err = Start(); err != nil {

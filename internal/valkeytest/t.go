@@ -14,16 +14,16 @@ import (
 // into a failure, so that the full suite can never pass by skipping.
 const RequiredEnv = "VALKEYTEST_REQUIRED"
 
-// need skips the test, or fails it under RequiredEnv, unless every named program is on PATH
-// (the server binary is always needed).
-func need(tb testing.TB, programs ...string) {
+// need skips the test, or fails it under RequiredEnv, unless the server binary and every
+// named companion of it (Companion) are there.
+func need(tb testing.TB, companions ...string) {
 	tb.Helper()
 	if _, err := Binary(); err != nil {
 		missing(tb, err.Error())
 	}
-	for _, p := range programs {
-		if _, err := exec.LookPath(p); err != nil {
-			missing(tb, p+" not found: run scripts/setup.sh valkey (or make test)")
+	for _, p := range companions {
+		if _, err := Companion(p); err != nil {
+			missing(tb, err.Error())
 		}
 	}
 }

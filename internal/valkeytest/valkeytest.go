@@ -51,19 +51,6 @@ func withConfig(body string) Option {
 	}
 }
 
-// Binary is the server binary tests use: $VALKEY_SERVER, or valkey-server on PATH.
-func Binary() (string, error) {
-	name := os.Getenv("VALKEY_SERVER")
-	if name == "" {
-		name = "valkey-server"
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s not found: run scripts/setup.sh (or `make test`) to install valkey-server 8.0 from bookworm-backports", name)
-	}
-	return path, nil
-}
-
 // Start launches a server in a fresh temp dir on a free loopback port and waits until it
 // answers PING. Persistence is off unless args turn it on.
 func Start(opts ...Option) (*Server, error) {

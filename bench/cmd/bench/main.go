@@ -34,6 +34,7 @@ type config struct {
 	sizes          []int
 	rssSizes       []int
 	querySizes     []int
+	clusterShape   shape // N groups over K streams on a cluster; zero skips the scenario
 	reps           int
 	parallelism    int
 	terraform      string
@@ -52,18 +53,20 @@ func main() {
 		sizes      string
 		rssSizes   string
 		querySizes string
+		cluster    string
 		quick      bool
 	)
 	flag.StringVar(&sizes, "sizes", "100,500,1000", "comma-separated N (groups); each runs with K = N/10 and K = N streams")
 	flag.StringVar(&rssSizes, "rss-sizes", "1000,2500", "comma-separated N for the peak-RSS series (K = N/10, one run each); empty skips it")
 	flag.StringVar(&querySizes, "query-sizes", "2500,10000", "comma-separated N for the terraform query scenario (N streams, 3 groups each, listed by pattern); empty skips it")
+	flag.StringVar(&cluster, "cluster", "1000/100", "N/K for the Cluster scenario (N groups over K streams on 3 primaries, without and with replicas); empty skips it")
 	flag.IntVar(&cfg.reps, "reps", 3, "timed repetitions of apply, plan, destroy per subject and shape; 0 skips the timed runs and round trips")
-	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250 -query-sizes 250,1000, no report unless -report is given")
+	flag.BoolVar(&quick, "quick", false, "smoke run: -sizes 100 -reps 1 -rss-sizes 100,250 -query-sizes 250,1000 -cluster 100/10, no report unless -report is given")
 	flag.IntVar(&cfg.parallelism, "parallelism", 10, "terraform -parallelism")
 	flag.StringVar(&cfg.terraform, "terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.5.7"), "Terraform 1.5.7 binary (make bench passes the one scripts/setup.sh built)")
 	flag.StringVar(&cfg.queryTerraform, "query-terraform", filepath.Join(home, ".cache/terraform-provider-valkey/bin/terraform-1.16.4"),
 		"Terraform 1.14 or later, for the query scenario (make bench passes the 1.16.4 that scripts/setup.sh built)")
-	flag.StringVar(&cfg.only, "only", "", "run one scenario alone: query (the report's query section is replaced, the rest kept)")
+	flag.StringVar(&cfg.only, "only", "", "run one scenario alone: query or cluster (the report's section is replaced, the rest kept)")
 	flag.StringVar(&cfg.outDir, "out", "out", "work directory for binaries, configurations, state and profiles (gitignored)")
 	flag.StringVar(&cfg.report, "report", "BENCHMARKS.md", "report to write; empty writes none")
 	flag.StringVar(&cfg.notes, "notes", "notes.md", "hand-written analysis appended to the report when the file exists")
@@ -76,6 +79,9 @@ func main() {
 		}
 		if !isFlagSet("query-sizes") {
 			querySizes = "250,1000"
+		}
+		if !isFlagSet("cluster") {
+			cluster = "100/10"
 		}
 		if !isFlagSet("report") {
 			cfg.report = ""
@@ -96,14 +102,20 @@ func main() {
 	if cfg.reps < 0 {
 		fatalf("-reps must be 0 or more")
 	}
+	cfg.clusterShape = parseClusterShape(cluster)
 	switch cfg.only {
 	case "":
 	case "query":
 		if len(cfg.querySizes) == 0 {
 			fatalf("-only query needs -query-sizes")
 		}
+	case "cluster":
+		if cfg.clusterShape.N == 0 || cfg.reps == 0 {
+			fatalf("-only cluster needs -cluster and -reps")
+		}
+		cfg.querySizes = nil
 	default:
-		fatalf("-only %q: the one scenario that runs alone is query", cfg.only)
+		fatalf("-only %q: the scenarios that run alone are query and cluster", cfg.only)
 	}
 	if len(cfg.querySizes) > 0 {
 		if err := checkQueryTerraform(cfg.queryTerraform); err != nil {
@@ -176,8 +188,11 @@ func run(ctx context.Context, cfg config) error {
 	defer rdb.Close()
 	env := machineInfo(cfg, tf)
 	logf("%s; valkey-server on %s", env.summary(), srv.Addr())
-	if cfg.only == "query" {
+	switch cfg.only {
+	case "query":
 		return queryAlone(ctx, cfg, out, tf, srv, rdb)
+	case "cluster":
+		return clusterAlone(ctx, cfg, out, tf)
 	}
 
 	var shapes []shape
@@ -246,6 +261,11 @@ func run(ctx context.Context, cfg config) error {
 	res.logCheck = &check
 	if res.rpcTable, err = rpcReproduction(ctx, bins.rpcrss); err != nil {
 		return err
+	}
+	if cfg.clusterShape.N > 0 && cfg.reps > 0 {
+		if res.cluster, err = runCluster(ctx, cfg, out, tf); err != nil {
+			return err
+		}
 	}
 	if len(cfg.querySizes) > 0 {
 		if res.query, err = runQuery(ctx, cfg, out, tf, srv, rdb); err != nil {

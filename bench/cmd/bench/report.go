@@ -124,6 +124,7 @@ type results struct {
 	logCheck *logCheck
 	rpcTable string // bench/cmd/rpcrss's output
 	query    *queryResults
+	cluster  *clusterResults
 }
 
 type profileTop struct {
@@ -293,6 +294,11 @@ func (r *results) markdown(cfg config) rendered {
 		for _, p := range r.profiles {
 			fmt.Fprintf(&f, "<details><summary>%s</summary>\n\n```\n%s```\n\n</details>\n\n", p.title, p.top)
 		}
+	}
+	if r.cluster != nil {
+		section := r.cluster.markdown()
+		tables += "\n" + section
+		f.WriteString("\n" + section)
 	}
 	if r.query != nil {
 		section := r.query.markdown()
