@@ -240,7 +240,8 @@ func adoptedDetail(stream, name, start string, g valkey.Group) string {
 		"Terraform if it must move.", name, stream, g.LastDeliveredID, formatOptional(g.Lag), start)
 }
 
-func leftOnServer(state streamGroupModel) string {
+// leftOnServerDetail says what destroying (or replacing) a group leaves on the server.
+func leftOnServerDetail(state streamGroupModel) string {
 	return fmt.Sprintf("Terraform forgets group %q of stream %q but sends nothing to the server: the group, its pending entries "+
 		"and the stream stay. Remove them deliberately (XGROUP DESTROY, DEL) outside Terraform if nothing reads them.",
 		state.Name.ValueString(), state.Stream.ValueString())

@@ -148,7 +148,7 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	tflog.Debug(ctx, "group door", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
 	if outcome == valkey.Adopted {
-		resp.Diagnostics.AddWarning(groupSummary(stream, name, "Adopted, Not Created"), adoptedDetail(stream, name, start, group))
+		warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, ""), adoptedDetail(stream, name, start, group))
 	}
 	plan.ID = types.StringValue(groupID(stream, name))
 	plan.Adopted = types.BoolValue(outcome == valkey.Adopted)
@@ -214,7 +214,7 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Left On Server"), leftOnServer(state))
+	warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), leftOnServer, ""), leftOnServerDetail(state))
 }
 
 // ImportState takes a group by its ID (`terraform import`, or an import block's id) or by its
