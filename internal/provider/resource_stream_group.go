@@ -81,7 +81,7 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"group_start": schema.StringAttribute{
 				MarkdownDescription: "Where a newly created group starts reading: `new` (sends `$`: only entries appended from now on) " +
 					"or `head` (sends `0`: replay every entry already in the stream). Required, with no default: the start is " +
-					"declared, never guessed. It applies only when the door creates the group; an adopted group keeps its " +
+					"declared, never guessed. It applies only when `XGROUP CREATE` creates the group; an adopted group keeps its " +
 					"position. Changing it from one value to another plans a replacement that adopts the existing group, so the " +
 					"read position does not move. Declaring it for an imported group (which has none in state) records it in place.",
 				Required:   true,

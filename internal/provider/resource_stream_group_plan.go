@@ -79,15 +79,15 @@ func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGrou
 		if r.data.plan.once("refused " + stream) {
 			warnOnResource(diags, streamCheckSkipped(stream),
 				fmt.Sprintf("The server would not say whether the planned groups of stream %q already exist, so this plan cannot "+
-					"say which of them will be adopted or what they will replay or skip. Apply still runs the door and fails "+
-					"loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
+					"say which of them will be adopted or what they will replay or skip. Apply still sends XGROUP CREATE and "+
+					"fails loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
 		}
 	case err != nil:
 		if first {
 			warnOnResource(diags, planCheckSkipped,
 				fmt.Sprintf("The provider could not ask the server whether the planned groups already exist (first tried: "+
 					"group %q of stream %q), so this plan cannot say which will be adopted, what they will replay or skip, or "+
-					"whether a key holds another type. Apply still runs the door and fails loudly on any refusal.\n\n%s",
+					"whether a key holds another type. Apply still sends XGROUP CREATE and fails loudly on any refusal.\n\n%s",
 					name, stream, errorDetail(err, groupSubject(stream, name))))
 		}
 	case !survey.Exists:

@@ -83,13 +83,13 @@ var settings = []setting{
 		doc: "How many times a command is retried after a network error; `0` disables retries."},
 	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks", kind: kindInt,
 		def: fmt.Sprintf("%d with sentinel, else 0", valkey.DefaultSentinelReplicaAcks), conflicts: []string{"cluster"},
-		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door) " +
+		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as `XGROUP CREATE`) " +
 			"before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so the apply " +
 			"fails and says so; applying again adopts it if it survived. Not available with `cluster`. " +
 			fmt.Sprintf("Defaults to `%d` with `sentinel`, else `0` (no wait).", valkey.DefaultSentinelReplicaAcks)},
 	{name: "replica_ack_timeout", env: "VALKEY_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout", kind: kindDuration,
 		def: valkey.DefaultReplicaAckTimeout.String(),
-		doc: "How long the door waits for `min_replica_acks` replicas"},
+		doc: "How long `WAIT` waits for `min_replica_acks` replicas after `XGROUP CREATE`"},
 
 	{name: "tls", field: "TLS", kind: kindObject,
 		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +
