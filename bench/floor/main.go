@@ -18,19 +18,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
 	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	valkeyprovider "github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
 func main() {
-	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
 	// Served as main.go serves ours (same logging, same release of ended requests): the floor
 	// pays what we pay.
 	err := pluginserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",
 	})
-	stop()
 	if err != nil {
 		log.Fatal(err.Error())
 	}
