@@ -60,6 +60,8 @@ type groupSample struct {
 	cmds     map[string]int64
 }
 
+func (s groupSample) counts() map[string]int64 { return s.cmds }
+
 type groupResults struct {
 	clis    []string
 	sizes   []int

@@ -123,7 +123,7 @@ func (r *groupResults) targets() string {
 		}
 		fmt.Fprintf(&b, "- Create costs one round trip, N=%d: %s — %d of %d Creates went out as one round trip with their `XINFO GROUPS` read-back; the apply took %d round trips (%.2f per group).\n",
 			n, verdict(alone == int64(n) && creates == int64(n)), alone, n, tc.total(), float64(tc.total())/float64(n))
-		by := medianCommands(r.cmdsOf(groupKey{cell, "warned", "refresh"}))
+		by := medianCommands(countsOf(r.samples[groupKey{cell, "warned", "refresh"}]))
 		fmt.Fprintf(&b, "- Refresh reads each stream once, N=%d (%d groups per stream): %s — %g `XINFO GROUPS` for %d streams.\n",
 			n, 10, verdict(by["xinfo|groups"] == float64(n/10)), by["xinfo|groups"], n/10)
 	}
@@ -147,14 +147,6 @@ func (r *groupResults) targets() string {
 	return b.String()
 }
 
-func (r *groupResults) cmdsOf(k groupKey) []map[string]int64 {
-	var cs []map[string]int64
-	for _, s := range r.samples[k] {
-		cs = append(cs, s.cmds)
-	}
-	return cs
-}
-
 func (r *groupResults) tripsTable() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Server work per command (ours, warned; %s, blocks)\n\n", r.clis[0])
@@ -163,7 +155,7 @@ func (r *groupResults) tripsTable() string {
 	for _, n := range r.sizes {
 		for _, op := range groupOps {
 			k := groupKey{groupCell{r.clis[0], "blocks", n}, "warned", op}
-			by := medianCommands(r.cmdsOf(k))
+			by := medianCommands(countsOf(r.samples[k]))
 			tc := r.trips[k]
 			fmt.Fprintf(&b, "| %d | %s | %s | %d | %s | %d |\n", n, opLabels[op], breakdown(by), tc.total(), tc.describe(), tc.conns)
 		}

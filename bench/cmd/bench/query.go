@@ -152,6 +152,8 @@ type queryRun struct {
 	cmds map[string]int64
 }
 
+func (r queryRun) counts() map[string]int64 { return r.cmds }
+
 // queryResults are the scenario's figures.
 type queryResults struct {
 	sizes     []int

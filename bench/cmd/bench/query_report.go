@@ -131,7 +131,7 @@ func (q *queryResults) markdown(began time.Time, load string) string {
 			tree := q.summary(n, func(r queryRun) float64 { return float64(r.TreeRSSKiB) / 1024 })
 			pcpu := q.summary(n, func(r queryRun) float64 { return r.PluginCPU.Seconds() })
 			tcpu := q.summary(n, func(r queryRun) float64 { return (r.CPU - r.PluginCPU).Seconds() })
-			by := medianCommands(q.cmdsOf(n))
+			by := medianCommands(countsOf(q.runs[n]))
 			fmt.Fprintf(&b, "| %d (%d) | %d | %s | %.0f | %s | %s | %.2f | %.2f | %s |\n", n, n*len(queryGroups), q.seeds[n].keys(),
 				secs(wall), rate.med, mib(prov), mib(tree), pcpu.med, tcpu.med, breakdown(by))
 		}
@@ -144,14 +144,6 @@ func (q *queryResults) markdown(began time.Time, load string) string {
 			float64(t.total-t.scan)/(float64(n)/100), t.connections, t.scanCmds, t.xinfoRead)
 	}
 	return b.String()
-}
-
-func (q *queryResults) cmdsOf(n int) []map[string]int64 {
-	var cs []map[string]int64
-	for _, r := range q.runs[n] {
-		cs = append(cs, r.cmds)
-	}
-	return cs
 }
 
 func groupCounts(sizes []int) string {

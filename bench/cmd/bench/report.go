@@ -162,6 +162,15 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
+// countsOf is the server's command counts of each run, for medianCommands.
+func countsOf[R interface{ counts() map[string]int64 }](runs []R) []map[string]int64 {
+	var cs []map[string]int64
+	for _, r := range runs {
+		cs = append(cs, r.counts())
+	}
+	return cs
+}
+
 // medianCommands is the median of each command's count over runs.
 func medianCommands(runs []map[string]int64) map[string]float64 {
 	by := map[string]float64{}
