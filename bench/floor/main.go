@@ -5,9 +5,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"os"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -15,19 +18,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/echomq/terraform-provider-valkey/bench/internal/cpuprofile"
 	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	valkeyprovider "github.com/echomq/terraform-provider-valkey/internal/provider"
 )
 
 func main() {
-	stop := cpuprofile.Start("valkeyfloor") // a no-op unless the harness asks for a profile
 	// Served as main.go serves ours (same logging, same release of ended requests): the floor
 	// pays what we pay.
 	err := pluginserver.Serve(context.Background(), func() provider.Provider { return floorProvider{} }, providerserver.ServeOpts{
 		Address: "registry.terraform.io/echomq/valkeyfloor",
 	})
-	stop()
 	if err != nil {
 		log.Fatal(err.Error())
 	}
@@ -65,7 +65,47 @@ func (floorProvider) Functions(context.Context) []func() function.Function { ret
 // identity, the rest keep state as is and fill the identity where the framework asks for one.
 type floorGroup struct{}
 
-var _ resource.ResourceWithIdentity = floorGroup{}
+var (
+	_ resource.ResourceWithIdentity   = floorGroup{}
+	_ resource.ResourceWithModifyPlan = floorGroup{}
+)
+
+// EnvWarn makes the floor warn once per resource in every plan that creates or destroys it,
+// and once more in each Delete: "attribute" puts the warning on group_start, "resource" on
+// the resource (no attribute path), "empty" on an attribute path of no steps (what ours
+// does). Unset, the floor says nothing. It is the reproduction of bench/notes.md's report to
+// Terraform: the cost of provider warnings, with only the framework involved.
+const EnvWarn = "BENCH_FLOOR_WARN"
+
+var warnMode = os.Getenv(EnvWarn)
+
+// warn adds the floor's warning about the group named in m.
+func warn(diags *diag.Diagnostics, m floorGroupModel, what string) {
+	summary := fmt.Sprintf("Group %q of %q %s", m.Name.ValueString(), m.Stream.ValueString(), what)
+	detail := "The plugin floor warns about every resource, so that the cost of a warning can be measured."
+	switch warnMode {
+	case "attribute":
+		diags.AddAttributeWarning(path.Root("group_start"), summary, detail)
+	case "resource":
+		diags.AddWarning(summary, detail)
+	case "empty":
+		diags.AddAttributeWarning(path.Empty(), summary, detail)
+	}
+}
+
+func (floorGroup) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if warnMode == "" || !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() {
+		return // only creates and destroys warn
+	}
+	var m floorGroupModel
+	if req.Plan.Raw.IsNull() {
+		resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+		warn(&resp.Diagnostics, m, "Will Stay On Server")
+		return
+	}
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	warn(&resp.Diagnostics, m, "Will Be Warned")
+}
 
 type floorIdentity struct {
 	Stream types.String `tfsdk:"stream"`
@@ -122,5 +162,12 @@ func (floorGroup) Update(ctx context.Context, req resource.UpdateRequest, resp *
 	resp.State.Raw = req.Plan.Raw // the identity, planned, is already in resp
 }
 
-// Delete leaves nothing to do: the framework removes the resource from state.
-func (floorGroup) Delete(context.Context, resource.DeleteRequest, *resource.DeleteResponse) {}
+// Delete leaves nothing to do but warn when asked: the framework removes the resource from state.
+func (floorGroup) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	if warnMode == "" {
+		return
+	}
+	var m floorGroupModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	warn(&resp.Diagnostics, m, "Left On Server")
+}

@@ -42,11 +42,12 @@ func cliCleanup() {
 
 // cliDiagnostic is one diagnostic the CLI printed: terraform-json's, with the resource address
 // that the -json stream adds to a resource's diagnostics (terraform-json v0.27 does not read it).
-// A diagnostic of a direct call (planPreview) has the attribute it is on instead of a snippet.
+// A diagnostic of a direct call (planPreview) has the attribute path it carries instead (nil
+// for none) and no address.
 type cliDiagnostic struct {
 	tfjson.Diagnostic
-	Address   string    `json:"address"`
-	attribute path.Path // of a direct call's diagnostic
+	Address   string     `json:"address"`
+	attribute *path.Path // of a direct call's diagnostic
 }
 
 // changeSummary is the change_summary message of a -json plan or apply (terraform-json v0.27
@@ -168,7 +169,7 @@ const (
 	streamCreatedSummary = `^Stream ".*" Will Be Created$`
 	willStaySummary      = `^Group ".*" of ".*" Will Stay On Server$`
 	leftSummary          = `^Group ".*" of ".*" Left On Server$`
-	replacedSummary      = `^Replaced Group ".*" of ".*" Will Stay On Server$`
+	replacedSummary      = `^Group ".*" of ".*" Will Stay On Server After Its Replacement$`
 	startChangeSummary   = `^Group ".*" of ".*" Will Not Move: Start Change Adopts It$`
 	checkSkippedSummary  = "Plan-Time Group Check Skipped"
 	streamSkippedSummary = `^Plan-Time Group Check Skipped For Stream ".*"$`
@@ -191,7 +192,11 @@ func findDiagnostic(diags []cliDiagnostic, severity tfjson.DiagnosticSeverity, s
 }
 
 // expectWarning fails unless exactly want warnings with summary appear, each mentioning every
-// fragment in its detail.
+// fragment in its detail, and each on its resource with no place in the configuration
+// (warnOnResource): the CLI gives it the resource's address and no range or snippet, and a
+// direct call shows an attribute path of no steps. That keeps Terraform from parsing the
+// configuration again for each warning, and from folding them. A Delete's warning has no
+// address either: Terraform applies a destroy without the resource's configuration.
 func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int, fragments ...string) {
 	t.Helper()
 	found := findDiagnostic(diags, tfjson.DiagnosticSeverityWarning, summary)
@@ -199,6 +204,12 @@ func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int
 		t.Fatalf("%d warnings %q, want %d; diagnostics: %+v", len(found), summary, want, diags)
 	}
 	for _, d := range found {
+		switch {
+		case d.attribute != nil && !d.attribute.Equal(path.Empty()):
+			t.Errorf("warning %q is on attribute %s, want the resource (a path of no steps)", d.Summary, d.attribute)
+		case d.attribute == nil && (d.Address == "" && summary != leftSummary || d.Range != nil || d.Snippet != nil):
+			t.Errorf("warning %q has address %q and range %+v, want the resource's address and no range", d.Summary, d.Address, d.Range)
+		}
 		for _, f := range fragments {
 			if !strings.Contains(unwrap(d.Detail), f) {
 				t.Errorf("warning %q detail %q does not mention %q", summary, d.Detail, f)

@@ -84,8 +84,9 @@ func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
 	return fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost (%s), so the provider "+
 		"cannot tell whether this apply created the group. The command was not sent again: a second XGROUP CREATE would "+
 		"answer BUSYGROUP to this very create, and the group would be reported as adopted. Nothing was written to state.\n\n"+
-		"%s\n\nCheck the network path to the server, then run terraform apply again: the door creates the group if it is "+
-		"absent, or adopts it if it is there, and its warning then says that the group may be this apply's own.",
+		"%s\n\nCheck the network path to the server, then run terraform apply again: its XGROUP CREATE creates the group if it "+
+		"is absent, or meets BUSYGROUP and adopts it if it is there, and the adoption's warning then says that the group may "+
+		"be this apply's own.",
 		lost.Group, lost.Stream, lost.Addr, strings.TrimSuffix(lost.Err.Error(), "."), now)
 }
 
@@ -93,24 +94,24 @@ func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
 func unconfirmedDetail(u *valkey.UnconfirmedError, subject string) string {
 	var what string
 	if u.Outcome == valkey.Adopted {
-		what = fmt.Sprintf("%s already existed at %s, so the door adopted it, but", capitalize(subject), valkey.Where(u.Addr, u.Node))
+		what = fmt.Sprintf("%s already existed at %s (XGROUP CREATE answered BUSYGROUP), so it was adopted, but", capitalize(subject), valkey.Where(u.Addr, u.Node))
 	} else {
-		what = fmt.Sprintf("The door created %s at %s, but", subject, valkey.Where(u.Addr, u.Node))
+		what = fmt.Sprintf("XGROUP CREATE created %s at %s, but", subject, valkey.Where(u.Addr, u.Node))
 	}
 	switch {
 	case u.Reply != "":
-		return fmt.Sprintf("%s the server refused WAIT, with which the door confirms that replicas hold the group "+
+		return fmt.Sprintf("%s the server refused WAIT, with which the provider confirms that replicas hold the group "+
 			"(min_replica_acks, on by default with sentinel and cluster): %s\n\nThe group is on the primary but not recorded until confirmed. "+
 			"Grant +wait to the ACL user (see the provider's minimal ACL), or set min_replica_acks = 0 to skip the "+
-			"confirmation, then apply again: the door adopts the group.", what, sentence(u.Reply))
+			"confirmation, then apply again: the group is then adopted as it is.", what, sentence(u.Reply))
 	case u.Err != nil:
-		return fmt.Sprintf("%s the reply to WAIT, with which the door confirms that replicas hold the group, was lost (%s). "+
+		return fmt.Sprintf("%s the reply to WAIT, with which the provider confirms that replicas hold the group, was lost (%s). "+
 			"The group is on the primary but not recorded until confirmed. Check the network path to the server, then "+
-			"apply again: the door adopts the group if it survived.", what, strings.TrimSuffix(u.Err.Error(), "."))
+			"apply again: the group is adopted if it survived.", what, strings.TrimSuffix(u.Err.Error(), "."))
 	}
 	return fmt.Sprintf("%s only %d of the %d replicas asked for (min_replica_acks, on by default with sentinel and cluster) "+
 		"confirmed it within %s. A failover now could lose it, so Terraform does not record it. Check the replicas' health "+
-		"and replication links (or raise replica_ack_timeout), then apply again: the door adopts the group if it survived. "+
+		"and replication links (or raise replica_ack_timeout), then apply again: the group is adopted if it survived. "+
 		"A primary without replicas can never confirm a write: set min_replica_acks = 0 (or VALKEY_MIN_REPLICA_ACKS) for one.",
 		what, u.Acked, u.Wanted, u.Timeout)
 }
@@ -246,14 +247,15 @@ func doorErrorSummary(err error) string {
 // (another client, or an earlier apply of this group whose reply was lost), so it does not
 // claim that the declared start was not applied.
 func adoptedDetail(stream, name, start string, g valkey.Group) string {
-	return fmt.Sprintf("Group %q already existed on stream %q when the door ran (BUSYGROUP), so it was adopted as it is, at "+
-		"last-delivered-id %s with lag %s. The door cannot tell who created it: another client, or an earlier apply whose "+
+	return fmt.Sprintf("Group %q already existed on stream %q when XGROUP CREATE ran (it answered BUSYGROUP), so it was adopted "+
+		"as it is, at last-delivered-id %s with lag %s. The provider cannot tell who created it: another client, or an earlier apply whose "+
 		"reply was lost (see \"Consumer Group Outcome Unknown\"), which started it where group_start %q puts a group. "+
 		"If another client created it, its start is that client's, not the declared one. Use XGROUP SETID outside "+
 		"Terraform if it must move.", name, stream, g.LastDeliveredID, formatOptional(g.Lag), start)
 }
 
-func leftOnServer(state streamGroupModel) string {
+// leftOnServerDetail says what destroying (or replacing) a group leaves on the server.
+func leftOnServerDetail(state streamGroupModel) string {
 	return fmt.Sprintf("Terraform forgets group %q of stream %q but sends nothing to the server: the group, its pending entries "+
 		"and the stream stay. Remove them deliberately (XGROUP DESTROY, DEL) outside Terraform if nothing reads them.",
 		state.Name.ValueString(), state.Stream.ValueString())

@@ -60,16 +60,16 @@ func TestErrorDetail_UnconfirmedSaysWhatHappened(t *testing.T) {
 		want, not []string
 	}{
 		"created, short": {valkey.UnconfirmedError{Outcome: valkey.Created, Acked: 0, Wanted: 1, Timeout: time.Second},
-			[]string{"The door created group", "only 0 of the 1 replicas", "within 1s", "adopts the group if it survived"}, []string{"already existed"}},
+			[]string{"XGROUP CREATE created group", "only 0 of the 1 replicas", "within 1s", "the group is adopted if it survived"}, []string{"already existed"}},
 		"adopted, short": {valkey.UnconfirmedError{Outcome: valkey.Adopted, Acked: 1, Wanted: 2, Timeout: time.Second},
-			[]string{`Group "g" of stream "s" already existed at primary, so the door adopted it`, "only 1 of the 2 replicas"},
+			[]string{`Group "g" of stream "s" already existed at primary (XGROUP CREATE answered BUSYGROUP), so it was adopted`, "only 1 of the 2 replicas"},
 			[]string{"created", "wrote"}},
 		"adopted, refused": {valkey.UnconfirmedError{Outcome: valkey.Adopted, Reply: "NOPERM User terraform has no permissions to run the 'wait' command"},
-			[]string{"already existed", "refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "adopts the group"}, []string{"created"}},
+			[]string{"already existed", "refused WAIT", "NOPERM", "+wait", "min_replica_acks = 0", "the group is then adopted"}, []string{"created"}},
 		"created, lost": {valkey.UnconfirmedError{Outcome: valkey.Created, Err: io.EOF},
-			[]string{"The door created group", "reply to WAIT", "was lost (EOF)"}, nil},
+			[]string{"XGROUP CREATE created group", "reply to WAIT", "was lost (EOF)"}, nil},
 		"created on a cluster node, short": {valkey.UnconfirmedError{Outcome: valkey.Created, Node: "10.0.0.7:6379", Wanted: 1, Timeout: time.Second},
-			[]string{`The door created group "g" of stream "s" at node 10.0.0.7:6379 of primary`, "on by default with sentinel and cluster",
+			[]string{`XGROUP CREATE created group "g" of stream "s" at node 10.0.0.7:6379 of primary`, "on by default with sentinel and cluster",
 				"without replicas can never confirm", "min_replica_acks = 0"}, nil},
 	} {
 		tc.err.Addr, tc.err.Key, tc.err.Group = "primary", "s", "g"

@@ -85,7 +85,8 @@ func (p *planPreview) create(stream string, start any) []cliDiagnostic {
 			diags[i].Severity = tfjson.DiagnosticSeverityError
 		}
 		if d, ok := d.(diag.DiagnosticWithPath); ok {
-			diags[i].attribute = d.Path()
+			attribute := d.Path()
+			diags[i].attribute = &attribute
 		}
 	}
 	return diags

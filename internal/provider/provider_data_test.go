@@ -96,7 +96,7 @@ func TestUnknownConfiguration_EveryEntryPointSaysSo(t *testing.T) {
 		expectOne(t, "plan", resp.Diagnostics, diag.SeverityWarning, "Plan-Time Group Check Skipped",
 			"The provider could not ask the server whether the planned groups already exist (first tried: group \"g\" of stream "+
 				"\"s\"), so this plan cannot say which will be adopted, what they will replay or skip, or whether a key holds "+
-				"another type. Apply still runs the door and fails loudly on any refusal.\n\n"+unknown(`group "g" of stream "s"`))
+				"another type. Apply still sends XGROUP CREATE and fails loudly on any refusal.\n\n"+unknown(`group "g" of stream "s"`))
 	}
 
 	create := resource.CreateResponse{State: null, Identity: identity()}

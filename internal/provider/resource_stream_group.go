@@ -81,7 +81,7 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 			"group_start": schema.StringAttribute{
 				MarkdownDescription: "Where a newly created group starts reading: `new` (sends `$`: only entries appended from now on) " +
 					"or `head` (sends `0`: replay every entry already in the stream). Required, with no default: the start is " +
-					"declared, never guessed. It applies only when the door creates the group; an adopted group keeps its " +
+					"declared, never guessed. It applies only when `XGROUP CREATE` creates the group; an adopted group keeps its " +
 					"position. Changing it from one value to another plans a replacement that adopts the existing group, so the " +
 					"read position does not move. Declaring it for an imported group (which has none in state) records it in place.",
 				Required:   true,
@@ -148,7 +148,7 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	tflog.Debug(ctx, "group door", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
 	if outcome == valkey.Adopted {
-		resp.Diagnostics.AddWarning(groupSummary(stream, name, "Adopted, Not Created"), adoptedDetail(stream, name, start, group))
+		warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, ""), adoptedDetail(stream, name, start, group))
 	}
 	plan.ID = types.StringValue(groupID(stream, name))
 	plan.Adopted = types.BoolValue(outcome == valkey.Adopted)
@@ -216,7 +216,7 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Left On Server"), leftOnServer(state))
+	warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), leftOnServer, ""), leftOnServerDetail(state))
 }
 
 // ImportState takes a group by its ID (`terraform import`, or an import block's id) or by its

@@ -23,7 +23,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		var state streamGroupModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 		if !resp.Diagnostics.HasError() {
-			resp.Diagnostics.AddWarning(groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Stay On Server"), leftOnServer(state))
+			warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), willStay, ""), leftOnServerDetail(state))
 		}
 		return
 	}
@@ -43,8 +43,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 		if plan.Stream.Equal(state.Stream) && plan.Name.Equal(state.Name) {
 			if !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart) {
-				resp.Diagnostics.AddAttributeWarning(path.Root("group_start"),
-					groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Not Move: Start Change Adopts It"),
+				warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), startChangeAdopts, ""),
 					fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
 						"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
 						"to move it, or choose a new group name to start a group at the new position.",
@@ -52,19 +51,11 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 			return // the same group: nothing new is created
 		}
-		resp.Diagnostics.AddWarning("Replaced "+groupSummary(state.Stream.ValueString(), state.Name.ValueString(), "Will Stay On Server"), leftOnServer(state)+
+		warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), willStayReplaced, ""), leftOnServerDetail(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
 	}
 	// A create, or a replacement by another group: the plan may create it.
 	r.previewCreate(ctx, plan, &resp.Diagnostics)
-}
-
-// groupSummary is the summary of a warning about one group: it names the group and its
-// stream, so that no two groups share a summary. Terraform's terminal output folds warnings
-// that share one into "(and N more similar warnings elsewhere)", which would hide every group
-// but the first; a reviewer scanning the summaries reads each group's decision and figure.
-func groupSummary(stream, name, what string) string {
-	return fmt.Sprintf("Group %q of %q %s", name, stream, what)
 }
 
 // previewCreate tells the reviewer, at plan time, what the door will meet at apply, using read
@@ -86,27 +77,27 @@ func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGrou
 	case errors.As(err, &refused):
 		// A refusal is about this stream (NOPERM for its key, say): the others are still checked.
 		if r.data.plan.once("refused " + stream) {
-			diags.AddWarning(fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stream),
+			warnOnResource(diags, streamCheckSkipped(stream),
 				fmt.Sprintf("The server would not say whether the planned groups of stream %q already exist, so this plan cannot "+
-					"say which of them will be adopted or what they will replay or skip. Apply still runs the door and fails "+
-					"loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
+					"say which of them will be adopted or what they will replay or skip. Apply still sends XGROUP CREATE and "+
+					"fails loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
 		}
 	case err != nil:
 		if first {
-			diags.AddWarning("Plan-Time Group Check Skipped",
+			warnOnResource(diags, planCheckSkipped,
 				fmt.Sprintf("The provider could not ask the server whether the planned groups already exist (first tried: "+
 					"group %q of stream %q), so this plan cannot say which will be adopted, what they will replay or skip, or "+
-					"whether a key holds another type. Apply still runs the door and fails loudly on any refusal.\n\n%s",
+					"whether a key holds another type. Apply still sends XGROUP CREATE and fails loudly on any refusal.\n\n%s",
 					name, stream, errorDetail(err, groupSubject(stream, name))))
 		}
 	case !survey.Exists:
 		if r.data.plan.once("created " + stream) { // once per stream, not once per group on it
-			diags.AddWarning(fmt.Sprintf("Stream %q Will Be Created", stream),
+			warnOnResource(diags, streamWillBeCreated(stream),
 				fmt.Sprintf("Stream %q does not exist yet: apply will create it together with group %q (XGROUP CREATE ... MKSTREAM).", stream, name))
 		}
 	default:
 		if g, found := valkey.FindGroup(survey.Groups, name); found {
-			diags.AddWarning(groupSummary(stream, name, "Will Be Adopted, Lag "+formatLag(g.Lag)),
+			warnOnResource(diags, groupSummary(stream, name, willBeAdopted, ", Lag "+formatLag(g.Lag)),
 				fmt.Sprintf("Group %q already exists on stream %q, so apply will adopt it as it is: the declared %s "+
 					"will not move its read position. It is at last-delivered-id %s with lag %s.",
 					name, stream, declaredStart(plan.GroupStart), g.LastDeliveredID, formatOptional(g.Lag)))
@@ -125,7 +116,7 @@ func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.S
 	switch {
 	case survey.BacklogErr != nil:
 		if r.data.plan.once("backlog") {
-			diags.AddWarning("Replay Check Skipped",
+			warnOnResource(diags, replayCheckSkipped,
 				fmt.Sprintf("The provider could read the groups of stream %q but not how many entries it holds, so this plan "+
 					"cannot say how many entries new groups will replay (group_start = \"head\") or skip (\"new\"). Grant the "+
 					"planning user +xinfo|stream (see the provider's minimal ACL) to see it.\n\n%s",
@@ -133,17 +124,17 @@ func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.S
 		}
 	case b.Length == 0: // nothing to replay or to skip
 	case plan.GroupStart.IsUnknown():
-		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Replay Or Skip "+entriesTitle(b.Length)),
+		warnOnResource(diags, groupSummary(stream, name, willReplayOrSkip, " "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q, which holds the %s and group_start is not known yet: "+
 				"\"head\" would hand every one of them to the group, \"new\" would never deliver them to it. "+
 				"Review the value group_start will have before approving.", name, stream, span))
 	case plan.GroupStart.ValueString() == string(valkey.StartHead):
-		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Replay "+entriesTitle(b.Length)),
+		warnOnResource(diags, groupSummary(stream, name, willReplay, " "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"head\", so it will be handed the %s "+
 				"and its consumers will process every one of them. Choose group_start = \"new\" to start after them instead.",
 				name, stream, span))
 	default:
-		diags.AddAttributeWarning(path.Root("group_start"), groupSummary(stream, name, "Will Skip "+entriesTitle(b.Length)),
+		warnOnResource(diags, groupSummary(stream, name, willSkip, " "+entriesTitle(b.Length)),
 			fmt.Sprintf("Group %q will be created on stream %q with group_start = \"new\", so the %s will never be delivered "+
 				"to it: only entries appended after the apply will be. Choose group_start = \"head\" to replay them instead.",
 				name, stream, span))

@@ -44,15 +44,15 @@ var settings = []setting{
 	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks",
 		def: fmt.Sprintf("%d with sentinel or cluster, else 0", valkey.DefaultFailoverReplicaAcks),
 		to:  intAt(func(o *valkey.Options) **int { return &o.MinReplicaAcks }),
-		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as the door, on the primary " +
-			"that ran it) before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so " +
+		doc: "How many replicas must acknowledge a created group (`WAIT`, in the same round trip as `XGROUP CREATE`, on the " +
+			"primary that ran it) before Terraform records it. A group that fewer replicas acknowledged could be lost by a failover, so " +
 			"the apply fails and says so; applying again adopts it if it survived. " +
 			fmt.Sprintf("Defaults to `%d` with `sentinel` and `cluster`, which fail over to replicas by themselves, ", valkey.DefaultFailoverReplicaAcks) +
 			"else `0` (no wait); set `0` for a cluster whose primaries have no replicas."},
 	{name: "replica_ack_timeout", env: "VALKEY_REPLICA_ACK_TIMEOUT", field: "ReplicaAckTimeout",
 		def: valkey.DefaultReplicaAckTimeout.String(),
 		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.ReplicaAckTimeout }),
-		doc: "How long the door waits for `min_replica_acks` replicas"},
+		doc: "How long `WAIT` waits for `min_replica_acks` replicas after `XGROUP CREATE`"},
 
 	{name: "tls", field: "TLS", to: objectAt(func(o *valkey.Options) { tlsOf(o) }),
 		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +

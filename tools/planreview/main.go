@@ -173,15 +173,15 @@ func (r *review) add(d diagnostic) {
 	}
 	g := r.group(address)
 	g.diags = append(g.diags, d)
-	k := classify(d)
+	k, name, stream, entries := classify(d)
 	if k < g.kind {
 		g.kind = k
 	}
-	if n, ok := entryCount(d); ok && (k == kindReplay || k == kindReplayOrSkip || k == kindSkip) {
-		g.entries = n
+	if entries >= 0 {
+		g.entries = entries
 	}
 	if g.name == "" {
-		g.name, g.stream = quoted(d)
+		g.name, g.stream = name, stream
 	}
 }
 
@@ -213,42 +213,63 @@ func isCheckSkipped(d diagnostic) bool {
 	return d.Severity != "error" && strings.Contains(words(d.Summary), "check skipped")
 }
 
-// classify reads the summary's words; the figures and names come from entryCount and quoted.
-func classify(d diagnostic) kind {
-	if d.Severity == "error" {
-		return kindError
-	}
-	s := words(d.Summary)
-	switch {
-	case strings.Contains(s, "replay or skip"):
-		return kindReplayOrSkip
-	case strings.Contains(s, "replay"):
-		return kindReplay
-	case strings.Contains(s, "skip"):
-		return kindSkip
-	case strings.Contains(s, "will not move"): // before adopt: a start change adopts the group
-		return kindStartChange
-	case strings.Contains(s, "adopt"):
-		return kindAdopt
-	case strings.Contains(s, "on server"):
-		return kindStays
-	case strings.Contains(s, "will be created"): // `Stream "s" Will Be Created`
-		return kindStreamCreated
-	}
-	return kindOther
+// The provider's summaries, as internal/provider/warnings.go writes them. A warning about one
+// group reads `Group "<name>" of "<stream>" <decision><figure>`: decisions are the words after
+// the names, with the row each one sorts into, longer words before the words they start with.
+// The figure is " 12,000 Entries" after a replay or a skip. A stream to be created reads
+// `Stream "<stream>" Will Be Created`, and a skipped check has "Check Skipped" in its summary.
+// These words are the contract: TestPlanReview_SortsEveryWarning, in internal/provider, runs
+// this tool on every summary the provider makes, so that neither side changes alone.
+var decisions = []struct {
+	words string
+	kind  kind
+}{
+	{"Will Replay Or Skip", kindReplayOrSkip},
+	{"Will Replay", kindReplay},
+	{"Will Skip", kindSkip},
+	{"Will Be Adopted", kindAdopt},
+	{"Adopted, Not Created", kindAdopt},
+	{"Will Not Move", kindStartChange}, // a start change: it adopts the group that is there
+	{"Will Stay On Server", kindStays},
+	{"Left On Server", kindStays},
 }
 
-var entryFigure = regexp.MustCompile(`(?i)\b(\d[\d,]*) entr(?:y|ies)\b`)
+var (
+	groupWarning  = regexp.MustCompile(`^Group ("(?:[^"\\]|\\.)*") of ("(?:[^"\\]|\\.)*") (.*)$`)
+	streamCreated = regexp.MustCompile(`^Stream "(?:[^"\\]|\\.)*" Will Be Created$`)
+	entryFigure   = regexp.MustCompile(` (\d[\d,]*) Entr(?:y|ies)$`)
+)
 
-// entryCount is the number of entries the summary (or else the detail) gives.
-func entryCount(d diagnostic) (int64, bool) {
-	for _, s := range []string{d.Summary, d.Detail} {
-		if m := entryFigure.FindStringSubmatch(quotedText.ReplaceAllString(s, `""`)); m != nil {
-			n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
-			return n, err == nil
+// classify reads what a diagnostic says about its group: the row it sorts into, the group and
+// stream a group's warning names, and the entries it will replay or skip (-1 when none).
+func classify(d diagnostic) (k kind, name, stream string, entries int64) {
+	k, entries = kindOther, -1
+	m := groupWarning.FindStringSubmatch(d.Summary)
+	switch {
+	case d.Severity == "error":
+		k = kindError
+	case m != nil:
+		for _, dec := range decisions {
+			if strings.HasPrefix(m[3], dec.words) {
+				k = dec.kind
+				break
+			}
 		}
+		if f := entryFigure.FindStringSubmatch(m[3]); f != nil && (k == kindReplay || k == kindReplayOrSkip || k == kindSkip) {
+			if n, err := strconv.ParseInt(strings.ReplaceAll(f[1], ",", ""), 10, 64); err == nil {
+				entries = n
+			}
+		}
+	case streamCreated.MatchString(d.Summary):
+		k = kindStreamCreated
 	}
-	return 0, false
+	if m != nil {
+		name, _ = strconv.Unquote(m[1])
+		stream, _ = strconv.Unquote(m[2])
+	} else {
+		name, stream = quoted(d)
+	}
+	return k, name, stream, entries
 }
 
 var (
@@ -256,7 +277,8 @@ var (
 	streamName = regexp.MustCompile(`(?i)\b(?:of|stream) ("(?:[^"\\]|\\.)*")`)
 )
 
-// quoted is the group and stream a diagnostic names, when it names them.
+// quoted is the group and stream that a diagnostic of another shape (an error) names in its
+// summary or detail, when it names them.
 func quoted(d diagnostic) (name, stream string) {
 	text := d.Summary + "\n" + d.Detail
 	if m := groupName.FindStringSubmatch(text); m != nil {

@@ -82,7 +82,7 @@ func TestClassify_TheProvidersSummaries(t *testing.T) {
 		{g + "Adopted, Not Created", "", kindAdopt, -1},
 		{g + "Will Stay On Server", "", kindStays, -1},
 		{g + "Left On Server", "", kindStays, -1},
-		{"Replaced " + g + "Will Stay On Server", "", kindStays, -1},
+		{g + "Will Stay On Server After Its Replacement", "", kindStays, -1},
 		{g + "Will Not Move: Start Change Adopts It", "", kindStartChange, -1},
 		{`Stream "` + stream + `" Will Be Created`, "", kindStreamCreated, -1},
 		// Names in quotes are not words: a stream called "replay-skip" adopted is an adoption.

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -20,8 +18,18 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// The query scenario (issue 21): `terraform query` lists the groups of N streams, three each,
-// by pattern, through our list resource.
+// The query scenario: `terraform query` lists the groups of N streams, three each, by pattern,
+// through our list resource, on Terraform 1.14 or later.
+
+var (
+	querySizes = flag.String("query-sizes", "2500,10000", "comma-separated N for the query scenario (N streams, 3 groups each, listed by pattern)")
+	queryCLI   = flag.String("query-terraform", cachedTool("terraform-1.16.4"),
+		"Terraform 1.14 or later, for the query scenario (make bench passes the 1.16.4 that scripts/setup.sh builds)")
+)
+
+type queryScenario struct{}
+
+func (queryScenario) name() string { return "query" }
 
 // queryMatch is the pattern listed; queryGroups are the groups of every stream it matches.
 const queryMatch = "bench:q:orders:*"
@@ -144,32 +152,37 @@ type queryRun struct {
 	cmds map[string]int64
 }
 
-// queryResults are the scenario's figures, with the run's own conditions: it may run alone
-// (-only query) into a report written by an earlier full run.
+func (r queryRun) counts() map[string]int64 { return r.cmds }
+
+// queryResults are the scenario's figures.
 type queryResults struct {
-	sizes              []int
-	seeds              map[int]querySeed
-	runs               map[int][]queryRun
-	trips              map[int]tripCount
-	date, terraform    string
-	loadStart, loadEnd string
-	reps               int
-	elapsed            time.Duration
+	sizes     []int
+	seeds     map[int]querySeed
+	runs      map[int][]queryRun
+	trips     map[int]tripCount
+	terraform string
+	reps      int
 }
 
-// runQuery is the query scenario. Per size, in increasing order: the server seeded, one
-// untimed run that warms up, one untimed run through the counting proxy, then cfg.reps timed
-// runs. Every run must find exactly the seeded groups.
-func runQuery(ctx context.Context, cfg config, out string, base *terraform, srv *valkeytest.Server, rdb *redis.Client) (*queryResults, error) {
-	began := time.Now()
-	tf := *base
-	tf.bin = cfg.queryTerraform
-	res := &queryResults{sizes: cfg.querySizes, seeds: map[int]querySeed{}, runs: map[int][]queryRun{}, trips: map[int]tripCount{},
-		date: time.Now().UTC().Format("2006-01-02 15:04 MST"), terraform: version(tf.bin, tf.env(), "version"),
-		loadStart: loadAvg(), reps: cfg.reps}
-	proxy, err := valkeytest.StartProxy(srv.Addr())
+// run is the query scenario. Per size, in increasing order: the server seeded, one untimed run
+// that warms up, one untimed run through the counting proxy, then the timed runs. Every run must
+// find exactly the seeded groups.
+func (queryScenario) run(ctx context.Context, b *bench) (string, error) {
+	began, load := time.Now(), loadAvg()
+	sizes := parseSizes("query-sizes", *querySizes)
+	if b.quick && !isFlagSet("query-sizes") {
+		sizes = []int{250, 1000}
+	}
+	if len(sizes) == 0 {
+		return "", nil // -query-sizes '' leaves the scenario out
+	}
+	tf := b.terraform(*queryCLI)
+	rdb := b.rdb
+	res := &queryResults{sizes: sizes, seeds: map[int]querySeed{}, runs: map[int][]queryRun{}, trips: map[int]tripCount{},
+		terraform: version(tf.bin, tf.env(), "version"), reps: b.reps}
+	proxy, err := valkeytest.StartProxy(b.srv.Addr())
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer proxy.Close()
 	// measured is one query of n through addr, with the server's command counts.
@@ -177,7 +190,7 @@ func runQuery(ctx context.Context, cfg config, out string, base *terraform, srv 
 		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
 			return queryRun{}, err
 		}
-		r, output, err := tf.runOutput(ctx, dir, queryOp, "VALKEY_URL=valkey://"+addr+"/0")
+		r, output, err := tf.run(ctx, dir, queryOp, "VALKEY_URL=valkey://"+addr+"/0")
 		if err != nil {
 			return queryRun{}, err
 		}
@@ -187,231 +200,47 @@ func runQuery(ctx context.Context, cfg config, out string, base *terraform, srv 
 		cmds, err := commandStats(ctx, rdb)
 		return queryRun{r, cmds}, err
 	}
-	for _, n := range cfg.querySizes {
+	for _, n := range sizes {
 		logf("query: seeding %d streams with %d groups each", n, len(queryGroups))
 		seed, err := seedQuery(ctx, rdb, n)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		res.seeds[n] = seed
-		dir := filepath.Join(out, "work", fmt.Sprintf("query-n%d", n))
+		dir := filepath.Join(b.out, "work", fmt.Sprintf("query-n%d", n))
 		if err := writeQueryConfig(dir, n); err != nil {
-			return nil, err
+			return "", err
 		}
 		logf("query: warm-up and round trips, N=%d", n)
-		if _, err := measured(n, dir, srv.Addr()); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+		if _, err := measured(n, dir, b.srv.Addr()); err != nil {
+			return "", fmt.Errorf("warm-up: %w", err)
 		}
 		proxy.Take()
 		proxied, err := measured(n, dir, proxy.Addr())
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		trips, conns := proxy.Take()
 		res.trips[n] = tripCount{trips, conns, proxied.cmds}
-		for rep := range cfg.reps {
-			logf("query: rep %d/%d N=%d", rep+1, cfg.reps, n)
-			r, err := measured(n, dir, srv.Addr())
+		for rep := range b.reps {
+			logf("query: rep %d/%d N=%d", rep+1, b.reps, n)
+			r, err := measured(n, dir, b.srv.Addr())
 			if err != nil {
-				return nil, err
+				return "", err
 			}
 			res.runs[n] = append(res.runs[n], r)
 		}
 	}
-	res.loadEnd = loadAvg()
-	res.elapsed = time.Since(began).Round(time.Second)
-	return res, nil
+	return res.markdown(began, load), nil
 }
 
-// summary is a median (with range) over the timed runs of n.
-func (q *queryResults) summary(n int, value func(queryRun) float64) spread {
-	var xs []float64
-	for _, r := range q.runs[n] {
-		xs = append(xs, value(r))
+// check fails early, before any measuring, when the CLI cannot run `terraform query`.
+func (queryScenario) check(*bench) error {
+	const fix = "build it with `scripts/setup.sh terraform@1.16.4` (make bench does), name another with -query-terraform, or leave the scenario out with -query-sizes ''"
+	bin := *queryCLI
+	if strings.TrimSpace(*querySizes) == "" {
+		return nil
 	}
-	return summarize(xs)
-}
-
-// queryTrips sorts the proxied run's round trips by what they carried.
-type queryTrips struct {
-	scan, xinfo, other  int64            // round trips carrying SCAN, XINFO GROUPS (and nothing else), anything else
-	xinfoCmds           int64            // XINFO GROUPS commands in those round trips
-	largest, smallest   int64            // XINFO GROUPS in the largest and the smallest of them
-	otherKinds          map[string]int64 // the other round trips by what they carried
-	total, connections  int64
-	scanCmds, xinfoRead int64 // SCAN and XINFO GROUPS calls the server counted in the same run
-}
-
-func (q *queryResults) tripsOf(n int) queryTrips {
-	tc := q.trips[n]
-	t := queryTrips{otherKinds: map[string]int64{}, total: tc.total(), connections: tc.conns,
-		scanCmds: tc.cmds["scan"], xinfoRead: tc.cmds["xinfo|groups"]}
-	for sig, count := range tc.trips {
-		cmds := strings.Split(sig, " + ")
-		xinfo, scan := int64(0), int64(0)
-		for _, c := range cmds {
-			switch c {
-			case "XINFO GROUPS":
-				xinfo++
-			case "SCAN":
-				scan++
-			}
-		}
-		switch {
-		case xinfo == int64(len(cmds)):
-			t.xinfo += count
-			t.xinfoCmds += xinfo * count
-			t.largest = max(t.largest, xinfo)
-			if t.smallest == 0 || xinfo < t.smallest {
-				t.smallest = xinfo
-			}
-		case scan == int64(len(cmds)):
-			t.scan += count
-		default:
-			t.other += count
-			t.otherKinds[collapse(cmds)] += count
-		}
-	}
-	return t
-}
-
-// collapse names a round trip's commands with repeats counted: "HELLO + CLIENT SETINFO × 2".
-func collapse(cmds []string) string {
-	var parts []string
-	for i := 0; i < len(cmds); {
-		j := i
-		for j < len(cmds) && cmds[j] == cmds[i] {
-			j++
-		}
-		if j-i > 1 {
-			parts = append(parts, fmt.Sprintf("%s × %d", cmds[i], j-i))
-		} else {
-			parts = append(parts, cmds[i])
-		}
-		i = j
-	}
-	return strings.Join(parts, " + ")
-}
-
-func (t queryTrips) describeOther() string {
-	if len(t.otherKinds) == 0 {
-		return "none"
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(t.otherKinds)) {
-		parts = append(parts, fmt.Sprintf("%d × [%s]", t.otherKinds[k], k))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Markers around the section in the report, so that -only query can replace it in place.
-const (
-	queryBegin = "<!-- bench: terraform query, begin -->"
-	queryEnd   = "<!-- bench: terraform query, end -->"
-)
-
-// markdown renders the scenario's section of the report: its conditions, its targets and its
-// tables.
-func (q *queryResults) markdown() string {
-	var b strings.Builder
-	verdict := func(ok bool) string {
-		if ok {
-			return "**met**"
-		}
-		return "**missed**"
-	}
-	lo, hi := q.sizes[0], q.sizes[len(q.sizes)-1]
-	b.WriteString(queryBegin + "\n## `terraform query`: listing groups by pattern\n\n")
-	fmt.Fprintf(&b, "- Date: %s; the scenario took %s; timed runs per size: %d\n", q.date, q.elapsed, q.reps)
-	fmt.Fprintf(&b, "- %s (`terraform query` needs 1.14 or later), with the provider and `rsswrap` built as above\n", q.terraform)
-	fmt.Fprintf(&b, "- Load average (1, 5, 15 min) at start: %s; at end: %s, on %d cores shared with other work\n\n", q.loadStart, q.loadEnd, runtime.NumCPU())
-	b.WriteString(queryMethod)
-
-	b.WriteString("### Targets\n\n")
-	b.WriteString("The issue's targets are for 10,000 streams, with peak RSS compared at 2,500; they are checked at the largest size against the smallest.\n\n")
-	if t := q.tripsOf(hi); t.total > 0 {
-		beyond := t.total - t.scan
-		per := float64(beyond) / (float64(hi) / 100)
-		fmt.Fprintf(&b, "- At most one round trip per 100 streams beyond the SCAN pages, %d streams: %s — %d round trips beyond the %d SCAN pages, %.2f per 100 streams: %d pipelines of `XINFO GROUPS` (%d streams, %d to %d a pipeline) and %d other (%s).\n",
-			hi, verdict(per <= 1), beyond, t.scan, per, t.xinfo, t.xinfoCmds, t.smallest, t.largest, t.other, t.describeOther())
-	}
-	if len(q.sizes) >= 2 && q.reps > 0 {
-		rss := func(n int) spread {
-			return q.summary(n, func(r queryRun) float64 { return float64(r.RSSKiB) / 1024 })
-		}
-		a, c := rss(lo), rss(hi)
-		fmt.Fprintf(&b, "- Provider peak RSS at %d streams within 1.2x of %d streams: %s — %.1f MiB against %.1f MiB (%.2fx), medians of %d timed runs each; the largest peak at %d over the smallest at %d: %.2fx.\n",
-			hi, lo, verdict(c.med <= 1.2*a.med), c.med, a.med, c.med/a.med, q.reps, hi, lo, c.hi/a.lo)
-	}
-	fmt.Fprintf(&b, "- Every run found each of the %s groups exactly once and nothing else: **met** (a run that does not stops the bench).\n", groupCounts(q.sizes))
-
-	b.WriteString("\n### Results\n\n")
-	if q.reps > 0 {
-		fmt.Fprintf(&b, "Median (min–max) of %d timed runs per size. Provider peak RSS: the largest provider process of the command (`rsswrap`). ", q.reps)
-		b.WriteString("Terraform's peak: wait4's maxrss for Terraform, the largest of Terraform and the processes it waited for, so Terraform's own whenever it is above the provider's.\n\n")
-		b.WriteString("| Streams (groups) | keys in the database | wall | groups per second | provider peak RSS, MiB | Terraform peak RSS, MiB | provider CPU, s | Terraform CPU, s | server commands |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
-		for _, n := range q.sizes {
-			wall := q.summary(n, func(r queryRun) float64 { return r.Wall.Seconds() })
-			rate := q.summary(n, func(r queryRun) float64 { return float64(n*len(queryGroups)) / r.Wall.Seconds() })
-			prov := q.summary(n, func(r queryRun) float64 { return float64(r.RSSKiB) / 1024 })
-			tree := q.summary(n, func(r queryRun) float64 { return float64(r.TreeRSSKiB) / 1024 })
-			pcpu := q.summary(n, func(r queryRun) float64 { return r.PluginCPU.Seconds() })
-			tcpu := q.summary(n, func(r queryRun) float64 { return (r.CPU - r.PluginCPU).Seconds() })
-			_, by := medianCommands(q.cmdsOf(n))
-			fmt.Fprintf(&b, "| %d (%d) | %d | %s | %.0f | %s | %s | %.2f | %.2f | %s |\n", n, n*len(queryGroups), q.seeds[n].keys(),
-				secs(wall), rate.med, mib(prov), mib(tree), pcpu.med, tcpu.med, breakdown(by))
-		}
-	}
-	b.WriteString("\n| Streams | round trips | SCAN pages | `XINFO GROUPS` pipelines (streams) | other round trips | beyond SCAN, per 100 streams | connections | server: `SCAN`, `XINFO GROUPS` |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
-	for _, n := range q.sizes {
-		t := q.tripsOf(n)
-		fmt.Fprintf(&b, "| %d | %d | %d | %d (%d) | %d | %.2f | %d | %d, %d |\n", n, t.total, t.scan, t.xinfo, t.xinfoCmds, t.other,
-			float64(t.total-t.scan)/(float64(n)/100), t.connections, t.scanCmds, t.xinfoRead)
-	}
-	b.WriteString(queryEnd + "\n")
-	return b.String()
-}
-
-func (q *queryResults) cmdsOf(n int) []map[string]int64 {
-	var cs []map[string]int64
-	for _, r := range q.runs[n] {
-		cs = append(cs, r.cmds)
-	}
-	return cs
-}
-
-func mib(s spread) string { return fmt.Sprintf("%.1f (%.1f–%.1f)", s.med, s.lo, s.hi) }
-
-func groupCounts(sizes []int) string {
-	var parts []string
-	for _, n := range sizes {
-		parts = append(parts, fmt.Sprint(n*len(queryGroups)))
-	}
-	return strings.Join(parts, " and ")
-}
-
-const queryMethod = `- One size after the other, on the emptied server, seeded once (pipelined, 1000 commands a round trip): N streams
-  ` + "`bench:q:orders:<i>`" + ` with three groups each (` + "`billing`, `audit`, `team/search`" + `), N/10 strings and N/10 hashes
-  that match the pattern (SCAN's TYPE filter drops them), and N/5 streams with a group under
-  ` + "`bench:q:payments:`" + `, which the pattern does not match: 1.4N keys in all.
-- The command: ` + "`terraform query -json`" + ` with one ` + "`list \"valkey_stream_group\"`" + ` block, ` + "`match = \"" + queryMatch + "\"`" + `, and
-  ` + "`limit`" + ` at twice the groups it should find. Every run must find each seeded group exactly once and nothing
-  else, or the bench stops.
-- Wall time: the command end to end, Terraform included, against the server directly; one untimed run
-  per size first, then the timed runs.
-- Round trips: one more untimed run per size through the counting proxy (as above). The provider scans
-  with ` + "`SCAN ... MATCH ... TYPE stream COUNT 1000`" + ` and reads each page's streams with one pipeline of
-  ` + "`XINFO GROUPS`" + `. The target counts every round trip that is not a SCAN page (the pipelines, the
-  connection handshakes and anything else) against one per 100 streams.
-- Peak RSS: as above; the target compares the medians at the two sizes.
-
-`
-
-// checkQueryTerraform fails early, before any measuring, when bin cannot run `terraform query`.
-func checkQueryTerraform(bin string) error {
-	const fix = "build it with `scripts/setup.sh terraform@1.16.4` (make bench does), name another with -query-terraform, or skip the query scenario with -query-sizes ''"
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("the query scenario needs Terraform 1.14 or later, and %s is missing: %s", bin, fix)
 	}
@@ -422,52 +251,4 @@ func checkQueryTerraform(bin string) error {
 			bin, version(bin, cmd.Env, "version"), fix)
 	}
 	return nil
-}
-
-// queryAlone is -only query: the scenario alone, its section put in place of the one in the
-// report (the rest of the report is kept, and the notes are appended anew).
-func queryAlone(ctx context.Context, cfg config, out string, tf *terraform, srv *valkeytest.Server, rdb *redis.Client) error {
-	q, err := runQuery(ctx, cfg, out, tf, srv, rdb)
-	if err != nil {
-		return err
-	}
-	section := q.markdown()
-	fmt.Println(section)
-	if cfg.report == "" {
-		return nil
-	}
-	report, err := os.ReadFile(cfg.report)
-	if err != nil {
-		return fmt.Errorf("-only query replaces the query section of a report a full run wrote: %w", err)
-	}
-	notes, _ := os.ReadFile(cfg.notes)
-	spliced, err := spliceQuery(string(report), section, string(notes))
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.report, err)
-	}
-	if err := os.WriteFile(cfg.report, []byte(spliced), 0o644); err != nil {
-		return err
-	}
-	logf("wrote the query section of %s", cfg.report)
-	return nil
-}
-
-// spliceQuery puts section where a full run puts it: in place of the report's query section,
-// or, in a report without one, before the notes. What follows is the notes as they are now.
-func spliceQuery(report, section, notes string) (string, error) {
-	at := strings.Index(report, queryBegin)
-	if at < 0 && notes != "" {
-		first, _, _ := strings.Cut(notes, "\n")
-		if i := strings.Index(report, "\n"+first+"\n"); i >= 0 {
-			at = i + 1
-		}
-	}
-	if at < 0 {
-		return "", errors.New("found neither its query section nor the notes to put one before")
-	}
-	head := strings.TrimRight(report[:at], "\n") + "\n\n"
-	if notes == "" {
-		return head + section, nil
-	}
-	return head + section + "\n" + notes, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,60 +15,11 @@ import (
 	"time"
 )
 
-// subject is one thing measured: our provider, the plugin floor, or the core floor.
-type subject struct {
-	key   string // ours, plugin, core
-	label string
-}
-
-var subjects = []subject{
-	{"ours", "valkey (ours)"},
-	{"plugin", "plugin floor"},
-	{"core", "core floor (terraform_data)"},
-}
-
-// shape is N groups over K streams.
-type shape struct{ N, K int }
-
-func (s shape) String() string { return fmt.Sprintf("N=%d K=%d", s.N, s.K) }
-
-// writeConfig writes one main.tf for sub and sh into dir. The provider blocks are empty: the
-// harness passes VALKEY_URL, so the same directory can point at the server or the proxy.
-func writeConfig(dir string, sub subject, sh shape) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	var b bytes.Buffer
-	switch sub.key {
-	case "ours":
-		b.WriteString("terraform {\n  required_providers {\n    valkey = { source = \"echomq/valkey\" }\n  }\n}\n\nprovider \"valkey\" {}\n")
-	case "plugin":
-		b.WriteString("terraform {\n  required_providers {\n    valkeyfloor = { source = \"echomq/valkeyfloor\" }\n  }\n}\n\nprovider \"valkeyfloor\" {}\n")
-	}
-	for i := range sh.N {
-		stream := fmt.Sprintf("bench:{s%d}:stream", i%sh.K)
-		group := fmt.Sprintf("g%d", i)
-		switch sub.key {
-		case "ours", "plugin":
-			typ := "valkey_stream_group"
-			if sub.key == "plugin" {
-				typ = "valkeyfloor_stream_group"
-			}
-			fmt.Fprintf(&b, "\nresource %q \"g%d\" {\n  stream      = %q\n  name        = %q\n  group_start = \"new\"\n}\n", typ, i, stream, group)
-		case "core":
-			fmt.Fprintf(&b, "\nresource \"terraform_data\" \"g%d\" {\n  input = {\n    stream      = %q\n    name        = %q\n    group_start = \"new\"\n  }\n}\n", i, stream, group)
-		}
-	}
-	_ = os.Remove(filepath.Join(dir, "terraform.tfstate"))
-	_ = os.Remove(filepath.Join(dir, "terraform.tfstate.backup"))
-	return os.WriteFile(filepath.Join(dir, "main.tf"), b.Bytes(), 0o644)
-}
-
 // opResult is one terraform command.
 type opResult struct {
 	Wall      time.Duration
 	CPU       time.Duration // user+sys of terraform and every process it waited for (plugins)
-	RSSKiB    int64         // peak RSS of the largest provider process; 0 for the core floor
+	RSSKiB    int64         // peak RSS of the largest provider process
 	Plugins   int           // provider processes started
 	PluginCPU time.Duration // user+sys of the provider processes alone
 	// TreeRSSKiB is wait4's maxrss for Terraform: the largest peak of Terraform and of every
@@ -101,21 +53,18 @@ func (tf *terraform) env(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// run runs `terraform <op>` in dir and measures it. op is apply, plan, destroy or query (with
-// -json); a plan must report no changes.
-func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string) (opResult, error) {
-	res, _, err := tf.runOutput(ctx, dir, op, extraEnv...)
-	return res, err
-}
-
-// runOutput is run that also returns what Terraform wrote (stdout and stderr together).
-func (tf *terraform) runOutput(ctx context.Context, dir, op string, extraEnv ...string) (opResult, []byte, error) {
+// run runs one command in dir, measures it, and returns what Terraform wrote (stdout and stderr
+// together). op is plan (it must plan changes), apply, refresh (a plan that must find no
+// changes), destroy, or query (with -json).
+func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string) (opResult, []byte, error) {
 	args := []string{op, "-no-color"}
+	changes := false
 	switch op {
 	case "apply", "destroy":
 		args = append(args, "-input=false", "-parallelism="+strconv.Itoa(tf.parallelism), "-auto-approve")
-	case "plan":
-		args = append(args, "-input=false", "-parallelism="+strconv.Itoa(tf.parallelism), "-detailed-exitcode")
+	case "plan", "refresh":
+		args = []string{"plan", "-no-color", "-input=false", "-parallelism=" + strconv.Itoa(tf.parallelism), "-detailed-exitcode"}
+		changes = op == "plan"
 	case "query":
 		args = append(args, "-json")
 	}
@@ -132,6 +81,12 @@ func (tf *terraform) runOutput(ctx context.Context, dir, op string, extraEnv ...
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
+	var exit *exec.ExitError
+	if changes && errors.As(err, &exit) && exit.ExitCode() == 2 {
+		err = nil // -detailed-exitcode: changes planned
+	} else if changes && err == nil {
+		err = errors.New("the plan found no changes, want a plan of creates")
+	}
 	if err != nil {
 		tail := out.String()
 		if len(tail) > 3000 {

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The groups scenario: plan (of creates), apply, refresh (a plan with no changes) and destroy of
+// N valkey_stream_group resources over N/10 streams, for three subjects side by side:
+//
+//   - warned: ours, on streams that hold entries, so that every group is warned (its replay or
+//     its skip, in the plan and again in the apply's own plan; destroy warns for every group);
+//   - quiet: ours, on streams that exist and are empty, so that no plan warns (destroy still does);
+//   - floor: the plugin floor (bench/floor), which sends and says nothing.
+//
+// in two shapes of configuration (blocks: one resource block per group in one file, as
+// `terraform query -generate-config-out` writes; for_each: one block over a map read from a
+// .tfvars file), on each CLI of -terraform.
+
+var (
+	groupSizes = flag.String("sizes", "250,1000,2500", "comma-separated N for the groups scenario (N groups over N/10 streams)")
+	groupCLIs  = flag.String("terraform", cachedTool("terraform-1.5.7"),
+		"comma-separated Terraform binaries for the groups scenario (make bench passes the 1.5.7 and 1.16.4 that scripts/setup.sh builds)")
+)
+
+const entriesPerStream = 3 // on the warned subject's streams
+
+var (
+	groupOps      = []string{"plan", "apply", "refresh", "destroy"}
+	groupShapes   = []string{"blocks", "for_each"}
+	groupSubjects = []string{"warned", "quiet", "floor"}
+)
+
+// groupCell is one configuration: a CLI (its version), a shape, a size.
+type groupCell struct {
+	cli, shape string
+	n          int
+}
+
+type groupKey struct {
+	groupCell
+	subject, op string
+}
+
+// groupSample is one timed command, with the group warnings it printed and the server's counts.
+type groupSample struct {
+	opResult
+	warnings int
+	cmds     map[string]int64
+}
+
+func (s groupSample) counts() map[string]int64 { return s.cmds }
+
+type groupResults struct {
+	clis    []string
+	sizes   []int
+	reps    int
+	samples map[groupKey][]groupSample
+	trips   map[groupKey]tripCount // the first CLI, blocks, warned
+}
+
+type groupsScenario struct{}
+
+func (groupsScenario) name() string { return "groups" }
+
+// check fails early, before any measuring, when a CLI is missing.
+func (groupsScenario) check(*bench) error {
+	for bin := range strings.SplitSeq(*groupCLIs, ",") {
+		if _, err := os.Stat(bin); err != nil {
+			return fmt.Errorf("the CLI %s is missing: build it with scripts/setup.sh (make bench does), or name others with -terraform", bin)
+		}
+	}
+	return nil
+}
+
+func (groupsScenario) run(ctx context.Context, b *bench) (string, error) {
+	began, load := time.Now(), loadAvg()
+	res := &groupResults{sizes: parseSizes("sizes", *groupSizes), reps: b.reps,
+		samples: map[groupKey][]groupSample{}, trips: map[groupKey]tripCount{}}
+	bins := strings.Split(*groupCLIs, ",")
+	if b.quick {
+		res.sizes, bins = res.sizes[:1], bins[:1]
+	}
+	for ci, bin := range bins {
+		tf := b.terraform(bin)
+		cli := version(bin, tf.env(), "version")
+		res.clis = append(res.clis, cli)
+		dirs := map[groupKey]string{}
+		var cells []groupCell
+		for _, n := range res.sizes {
+			for _, shape := range groupShapes {
+				cell := groupCell{cli, shape, n}
+				cells = append(cells, cell)
+				for _, sub := range groupSubjects {
+					dir := filepath.Join(b.out, "work", fmt.Sprintf("cli%d-%s-n%d-%s", ci, shape, n, sub))
+					if err := writeGroupConfig(dir, sub, shape, n); err != nil {
+						return "", err
+					}
+					dirs[groupKey{cell, sub, ""}] = dir
+				}
+			}
+		}
+		logf("groups: %s, warm-up", cli)
+		for _, sub := range groupSubjects { // untimed: the page cache, and Terraform's first-run work
+			if err := b.groupCycle(ctx, tf, dirs[groupKey{cells[0], sub, ""}], sub, cells[0].n, b.srv.Addr(), nil); err != nil {
+				return "", fmt.Errorf("warm-up: %w", err)
+			}
+		}
+		for rep := range b.reps {
+			for i, cell := range cells {
+				for j := range groupSubjects { // the order rotates from one repetition to the next
+					sub := groupSubjects[(j+i+rep)%len(groupSubjects)]
+					logf("groups: rep %d/%d %s %s N=%d %s", rep+1, b.reps, cli, cell.shape, cell.n, sub)
+					record := func(op string, s groupSample) {
+						k := groupKey{cell, sub, op}
+						res.samples[k] = append(res.samples[k], s)
+					}
+					if err := b.groupCycle(ctx, tf, dirs[groupKey{cell, sub, ""}], sub, cell.n, b.srv.Addr(), record); err != nil {
+						return "", err
+					}
+				}
+			}
+		}
+		if ci == 0 {
+			if err := b.countTrips(ctx, tf, cells, dirs, res); err != nil {
+				return "", err
+			}
+		}
+	}
+	return res.markdown(began, load), nil
+}
+
+// countTrips runs one more cycle of the warned subject per size (blocks) through the counting
+// proxy, untimed.
+func (b *bench) countTrips(ctx context.Context, tf *terraform, cells []groupCell, dirs map[groupKey]string, res *groupResults) error {
+	proxy, err := valkeytest.StartProxy(b.srv.Addr())
+	if err != nil {
+		return err
+	}
+	defer proxy.Close()
+	for _, cell := range cells {
+		if cell.shape != "blocks" {
+			continue
+		}
+		logf("groups: round trips N=%d", cell.n)
+		proxy.Take()
+		record := func(op string, s groupSample) {
+			trips, conns := proxy.Take()
+			res.trips[groupKey{cell, "warned", op}] = tripCount{trips, conns, s.cmds}
+		}
+		if err := b.groupCycle(ctx, tf, dirs[groupKey{cell, "warned", ""}], "warned", cell.n, proxy.Addr(), record); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// groupCycle seeds the server for sub, then runs each of groupOps in dir, with the server's
+// counts around each, checks the group warnings each printed, and hands each to record (nil
+// for a warm-up).
+func (b *bench) groupCycle(ctx context.Context, tf *terraform, dir, sub string, n int, addr string, record func(string, groupSample)) error {
+	if sub != "floor" {
+		if err := seedGroupStreams(ctx, b.rdb, n/10, sub == "warned"); err != nil {
+			return err
+		}
+	}
+	for _, op := range groupOps {
+		if err := b.rdb.ConfigResetStat(ctx).Err(); err != nil {
+			return err
+		}
+		r, out, err := tf.run(ctx, dir, op, "VALKEY_URL=valkey://"+addr+"/0")
+		if err != nil {
+			return err
+		}
+		cmds, err := commandStats(ctx, b.rdb)
+		if err != nil {
+			return err
+		}
+		warnings, named := groupWarnings(out)
+		if want := expectedWarnings(sub, op, n); warnings != want || op == "plan" && named != want {
+			return fmt.Errorf("%s in %s printed %d group warnings naming %d groups, want %d: every group's decision must show", op, dir, warnings, named, want)
+		}
+		if record != nil {
+			record(op, groupSample{r, warnings, cmds})
+		}
+	}
+	return nil
+}
+
+// expectedWarnings is how many group warnings a command must print. A plan of the warned subject
+// warns once per group; apply prints that plan's warnings and those of the plan Terraform makes
+// again as it applies; destroy prints the plan's "Will Stay On Server" and Delete's "Left On
+// Server" for every group, whatever the streams hold.
+func expectedWarnings(sub, op string, n int) int {
+	switch {
+	case sub == "floor" || op == "refresh":
+		return 0
+	case op == "destroy":
+		return 2 * n
+	case sub == "quiet":
+		return 0
+	case op == "apply":
+		return 2 * n
+	}
+	return n
+}
+
+var groupWarning = regexp.MustCompile(`(?m)^Warning: Group "([^"]*)" of `)
+
+// groupWarnings counts the group warnings in Terraform's terminal output, and the groups they name.
+func groupWarnings(out []byte) (warnings, groups int) {
+	names := map[string]bool{}
+	for _, m := range groupWarning.FindAllSubmatch(out, -1) {
+		names[string(m[1])] = true
+	}
+	return len(groupWarning.FindAllIndex(out, -1)), len(names)
+}
+
+// seedGroupStreams empties the server and makes k streams: empty ones (a group "keeper" made
+// with MKSTREAM) or ones with entriesPerStream entries each.
+func seedGroupStreams(ctx context.Context, rdb *redis.Client, k int, entries bool) error {
+	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		return err
+	}
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range k {
+			if !entries {
+				p.XGroupCreateMkStream(ctx, groupStream(i), "keeper", "$")
+				continue
+			}
+			for range entriesPerStream {
+				p.XAdd(ctx, &redis.XAddArgs{Stream: groupStream(i), Values: []string{"f", "v"}})
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+func groupStream(i int) string { return fmt.Sprintf("bench:{s%d}:stream", i) }
+
+// writeGroupConfig writes the configuration of one subject, shape and size into dir: group g<i>
+// on stream i mod N/10, every other group at "head". The provider block is empty: the harness
+// passes VALKEY_URL, so that one directory can point at the server or at the proxy.
+func writeGroupConfig(dir, sub, shape string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	provider := "valkey"
+	if sub == "floor" {
+		provider = "valkeyfloor"
+	}
+	typ := provider + "_stream_group"
+	start := func(i int) string { return []string{"head", "new"}[i%2] }
+	var b, vars bytes.Buffer
+	fmt.Fprintf(&b, "terraform {\n  required_providers {\n    %s = { source = \"echomq/%s\" }\n  }\n}\n\nprovider %q {}\n", provider, provider, provider)
+	switch shape {
+	case "blocks":
+		for i := range n {
+			fmt.Fprintf(&b, "\nresource %q \"g%d\" {\n  stream      = %q\n  name        = \"g%d\"\n  group_start = %q\n}\n", typ, i, groupStream(i%(n/10)), i, start(i))
+		}
+	case "for_each":
+		fmt.Fprintf(&b, "\nvariable \"groups\" {\n  type = map(object({ stream = string, start = string }))\n}\n\n"+
+			"resource %q \"g\" {\n  for_each    = var.groups\n  stream      = each.value.stream\n  name        = each.key\n  group_start = each.value.start\n}\n", typ)
+		vars.WriteString("groups = {\n")
+		for i := range n {
+			fmt.Fprintf(&vars, "  g%d = { stream = %q, start = %q }\n", i, groupStream(i%(n/10)), start(i))
+		}
+		vars.WriteString("}\n")
+		if err := os.WriteFile(filepath.Join(dir, "groups.auto.tfvars"), vars.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	_ = os.Remove(filepath.Join(dir, "terraform.tfstate"))
+	_ = os.Remove(filepath.Join(dir, "terraform.tfstate.backup"))
+	return os.WriteFile(filepath.Join(dir, "main.tf"), b.Bytes(), 0o644)
+}

@@ -1,0 +1,90 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanReview_SortsEveryWarning holds tools/planreview (which keeps its own copy of the
+// provider's words, to stay one file to copy) to the summaries the provider writes: it runs the
+// tool on a -json stream with one warning of every decision, made by groupSummary, and the
+// per-stream and plan-wide warnings, and checks the row, group, stream and entries the review
+// gives each. It fails when either side is reworded alone, and when a decision is added here
+// without a row in the review.
+func TestPlanReview_SortsEveryWarning(t *testing.T) {
+	t.Parallel()
+	rows := map[decision]string{ // the label of the review's row for each decision
+		willReplay:        "**replays**",
+		willSkip:          "**skips**",
+		willReplayOrSkip:  "**replays or skips**",
+		willBeAdopted:     "adopts",
+		adoptedNotCreated: "adopts",
+		startChangeAdopts: "start change, not moved",
+		willStay:          "stays on server",
+		willStayReplaced:  "stays on server",
+		leftOnServer:      "stays on server",
+	}
+	figures := map[decision]struct{ summary, entries string }{
+		willReplay:       {" " + entriesTitle(12000), "12,000"},
+		willSkip:         {" " + entriesTitle(1), "1"},
+		willReplayOrSkip: {" " + entriesTitle(7), "7"},
+		willBeAdopted:    {", Lag " + formatLag(nil), ""},
+	}
+	// Names in quotes are names, not words: a group called "will skip" is not a skip.
+	const stream = `emq:{orders}:stream "replay"`
+	var lines []string
+	want := map[string]string{} // address -> the row the review must hold
+	message := func(v map[string]any) {
+		b, err := json.Marshal(v)
+		mustDo(t, err)
+		lines = append(lines, string(b))
+	}
+	warning := func(address, summary string) {
+		message(map[string]any{"type": "diagnostic", "diagnostic": map[string]any{
+			"severity": "warning", "summary": summary, "detail": "The provider's words.", "address": address}})
+	}
+	for i, d := range decisions {
+		row, ok := rows[d]
+		if !ok {
+			t.Errorf("decision %q has no row in the review: add one here and teach tools/planreview its words", d)
+			continue
+		}
+		name, address := fmt.Sprintf("g%d will skip", i), fmt.Sprintf(`valkey_stream_group.g[%d]`, i)
+		message(map[string]any{"type": "planned_change", "change": map[string]any{
+			"resource": map[string]any{"addr": address, "resource_type": "valkey_stream_group"}, "action": "create"}})
+		warning(address, groupSummary(stream, name, d, figures[d].summary))
+		want[address] = fmt.Sprintf("| %s | `%s` | create | `%s` | `%s` | %s |", row, address, name, stream, figures[d].entries)
+	}
+	warning(`valkey_stream_group.s`, streamWillBeCreated(stream))
+	want[`valkey_stream_group.s`] = fmt.Sprintf("| creates stream | `valkey_stream_group.s` |  |  | `%s` |  |", stream)
+	skipped := []string{planCheckSkipped, streamCheckSkipped(stream), replayCheckSkipped}
+	for _, summary := range skipped {
+		warning(`valkey_stream_group.s`, summary)
+	}
+
+	bin := filepath.Join(t.TempDir(), "planreview")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../tools/planreview").CombinedOutput(); err != nil {
+		t.Fatalf("go build tools/planreview: %v\n%s", err, out)
+	}
+	review := exec.Command(bin)
+	review.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
+	out, err := review.Output()
+	if err != nil {
+		t.Fatalf("planreview: %v", err)
+	}
+	md := string(out)
+	for address, row := range want {
+		if !strings.Contains(md, row+"\n") {
+			t.Errorf("the review has no row %s for %s:\n%s", row, address, md)
+		}
+	}
+	for _, summary := range skipped {
+		if !strings.Contains(md, fmt.Sprintf("**warning: %s** (`valkey_stream_group.s`)\n", summary)) {
+			t.Errorf("the review does not quote the skipped check %q first:\n%s", summary, md)
+		}
+	}
+}
