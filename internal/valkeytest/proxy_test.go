@@ -237,3 +237,50 @@ func TestProxy_RefuseResetsAConnectionThenRefusesDials(t *testing.T) {
 		t.Errorf("hits %d, want the one refused connection", p.Hits())
 	}
 }
+
+// TestProxiedCluster_ClientsReachNodesOnlyThroughTheProxies: a cluster client given the proxies
+// learns only proxy addresses (CLUSTER SLOTS, MOVED), so every command of keys on every node is
+// in the proxies' logs, and a fault injected there reaches it.
+func TestProxiedCluster_ClientsReachNodesOnlyThroughTheProxies(t *testing.T) {
+	t.Parallel()
+	pc := StartProxiedClusterT(t, 3)
+	for _, p := range pc.Proxies {
+		p.KeepLog()
+	}
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: pc.ProxyAddrs()[:1], Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer rdb.Close()
+	keys := []string{"{a}:k", "{b}:k", "{c}:k"} // slots 15495, 3300, 7365: one on each master
+	for _, k := range keys {
+		if err := rdb.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatalf("SET %s through the proxies: %v", k, err)
+		}
+	}
+	_ = rdb.Close()
+	seen := map[string]int{}
+	for i, p := range pc.Proxies {
+		for _, r := range p.Log() {
+			if r.Command == "SET" {
+				seen[r.Key]++
+				owner, err := pc.NodeOf(ctx, int(pc.Nodes[i].KeySlots(t, []string{r.Key})[0]))
+				if err != nil || owner != pc.Nodes[i] {
+					t.Errorf("SET %s went through the proxy of %s, which does not own its slot (owner %v, %v)", r.Key, pc.Nodes[i].Addr(), owner, err)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		if seen[k] != 1 {
+			t.Errorf("SET %s passed the proxies %d times, want once", k, seen[k])
+		}
+	}
+	// A fault in the proxies reaches the cluster client.
+	for _, p := range pc.Proxies {
+		p.Inject(Fault{Command: "GET", Action: Answer, Reply: "ERR injected"})
+	}
+	faulted := redis.NewClusterClient(&redis.ClusterOptions{Addrs: pc.ProxyAddrs()[1:2], Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer faulted.Close()
+	if err := faulted.Get(ctx, keys[0]).Err(); err == nil || err.Error() != "ERR injected" {
+		t.Errorf("GET through the faulted proxies: %v, want the injected error", err)
+	}
+}
