@@ -91,7 +91,10 @@ func (pc *ProxiedCluster) WaitReady(limit time.Duration) error {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("node %s does not name the proxies within %v: CLUSTER SLOTS names %v (err %v)", s.Addr(), limit, slots, err)
+				if err != nil {
+					return fmt.Errorf("node %s: CLUSTER SLOTS: %w", s.Addr(), err)
+				}
+				return fmt.Errorf("node %s does not name the proxies within %v: CLUSTER SLOTS names %v", s.Addr(), limit, slots)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
