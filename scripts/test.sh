@@ -12,6 +12,8 @@
 #             valkey-server processes on loopback)
 #     acc     the acceptance suite once per CLI, the fault matrix aside
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI
+#     chaos   the randomized fault campaign (TestChaos) on FAULT_MATRIX_CLI: CHAOS_SEEDS,
+#             CHAOS_STEPS, CHAOS_MODES and CHAOS_ONLY when set (make chaos), else a fixed set
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
@@ -19,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-all=gates,unit,acc,faults,fuzz
+all=gates,unit,acc,faults,chaos,fuzz
 steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
 shift
 [ "$steps" = all ] && steps=$all
@@ -127,6 +129,7 @@ if wants acc || wants faults; then
   done
   wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
+wants chaos && [[ " ${background[*]} " != *" $FAULT_MATRIX_CLI "* ]] && background+=("$FAULT_MATRIX_CLI")
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
@@ -173,6 +176,13 @@ fi
 
 if wants faults; then
   cli_lane ", the fault matrix" "$FAULT_MATRIX_CLI" -run "$FAULT_MATRIX_TEST"
+fi
+
+if wants chaos; then
+  # The full run's fixed set: seeds 1-3 in both modes. A long run (make chaos) has no time limit.
+  export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-50} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
+    CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
+  GO_TEST_TIMEOUT=0 cli_lane ", the fault campaign" "$FAULT_MATRIX_CLI" -run '^TestChaos$'
 fi
 
 if wants fuzz; then

@@ -69,9 +69,16 @@ func StartProxyT(tb testing.TB, target string, faults ...Fault) *Proxy {
 }
 
 // Inject replaces the proxy's faults; connections already open use the new ones from their
-// next command on. Inject() with no fault makes the proxy faithful again.
+// next command on. Inject() with no fault makes the proxy faithful again. When a Refuse fault
+// has stopped the proxy listening, Inject first waits until it listens again.
 func (p *Proxy) Inject(faults ...Fault) {
 	p.mu.Lock()
+	for p.resumed != nil {
+		resumed := p.resumed
+		p.mu.Unlock()
+		<-resumed
+		p.mu.Lock()
+	}
 	defer p.mu.Unlock()
 	p.faults = p.faults[:0]
 	for i := range faults {
