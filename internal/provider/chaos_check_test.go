@@ -23,6 +23,8 @@ type chaosEntry struct {
 	Stream, Name string
 	Start        *string
 	Adopted      bool
+	ID           string
+	Identity     map[string]string
 }
 
 func (e chaosEntry) group() [2]string { return [2]string{e.Stream, e.Name} }
@@ -42,11 +44,13 @@ func readChaosState(dir string) (map[string]chaosEntry, []byte, error) {
 			Mode, Type, Name string
 			Instances        []struct {
 				Attributes struct {
+					ID         string  `json:"id"`
 					Stream     string  `json:"stream"`
 					Name       string  `json:"name"`
 					GroupStart *string `json:"group_start"`
 					Adopted    bool    `json:"adopted"`
 				} `json:"attributes"`
+				Identity map[string]string `json:"identity"`
 			} `json:"instances"`
 		} `json:"resources"`
 	}
@@ -60,7 +64,8 @@ func readChaosState(dir string) (map[string]chaosEntry, []byte, error) {
 		}
 		for _, in := range r.Instances {
 			a := in.Attributes
-			entries["valkey_stream_group."+r.Name] = chaosEntry{Stream: a.Stream, Name: a.Name, Start: a.GroupStart, Adopted: a.Adopted}
+			entries["valkey_stream_group."+r.Name] = chaosEntry{Stream: a.Stream, Name: a.Name, Start: a.GroupStart, Adopted: a.Adopted,
+				ID: a.ID, Identity: in.Identity}
 		}
 	}
 	return entries, raw, nil
@@ -117,6 +122,7 @@ type chaosObservation struct {
 	declared      map[string]chaosResource // by address, as the step's configuration declared them
 	imported      string                   // the address an import step took
 	addrs         []string                 // what the provider was given
+	acted         int                      // faults that acted in the step
 }
 
 type chaosCheck struct {
@@ -133,6 +139,8 @@ var chaosInvariants = []chaosCheck{
 	{"outcome unknown exactly when a fault struck the create after it was written", checkUnknownOutcome},
 	{"a group the provider created starts where group_start says", checkStart},
 	{"the provider sends reads and XGROUP CREATE only, and XGROUP CREATE only to apply", checkOnlyReads},
+	{"every state entry's id and identity name its group", checkIdentity},
+	{"a plan no fault touched previews what the server holds", checkPreview},
 }
 
 // chaosCrashed are what the CLI prints when a provider crashes or hangs up.
@@ -156,7 +164,7 @@ var chaosSummaries = []string{"Consumer Group Not Created", "Consumer Group Outc
 // chaosCauses are the words that name a cause: the transport's, the server's (the injected
 // replies' codes, a key of another type), and an import's missing group.
 var chaosCauses = []string{"EOF", "connection reset by peer", "i/o timeout", "connection refused", "broken pipe",
-	"LOADING", "OOM", "READONLY", "NOPERM", "ERR chaos", "CLUSTERDOWN", "TRYAGAIN", "holds a string", "has no consumer group"}
+	"LOADING", "OOM", "READONLY", "NOPERM", "ERR chaos", "CLUSTERDOWN", "TRYAGAIN", "holds a ", "has no consumer group"}
 
 // chaosError is one error the CLI reported: a -json diagnostic, or a block of a human-readable
 // run (import).
@@ -297,6 +305,9 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 		case e.Adopted && !existed:
 			problems = append(problems, fmt.Sprintf("%s has adopted = true, but group %q of %q did not exist before this apply's XGROUP CREATE (replies: %s)",
 				addr, e.Name, e.Stream, replies(creates)))
+		case e.Adopted != (o.warnings(groupSummary(e.Stream, e.Name, "Adopted, Not Created")) > 0):
+			problems = append(problems, fmt.Sprintf("%s has adopted = %v, and the apply warned %d times that group %q of %q was adopted",
+				addr, e.Adopted, o.warnings(groupSummary(e.Stream, e.Name, "Adopted, Not Created")), e.Name, e.Stream))
 		}
 	}
 	return problems, checked
@@ -395,4 +406,86 @@ func checkOnlyReads(o *chaosObservation) ([]string, int) {
 		}
 	}
 	return problems, len(o.log)
+}
+
+// warnings counts the step's warnings with summary.
+func (o *chaosObservation) warnings(summary string) int {
+	n := 0
+	for _, d := range o.res.diags {
+		if d.Severity == tfjson.DiagnosticSeverityWarning && d.Summary == summary {
+			n++
+		}
+	}
+	return n
+}
+
+// warningsPrefixed counts the step's warnings whose summary starts with prefix.
+func (o *chaosObservation) warningsPrefixed(prefix string) int {
+	n := 0
+	for _, d := range o.res.diags {
+		if d.Severity == tfjson.DiagnosticSeverityWarning && strings.HasPrefix(d.Summary, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func checkIdentity(o *chaosObservation) ([]string, int) {
+	var problems []string
+	for addr, e := range o.post {
+		if e.ID != groupID(e.Stream, e.Name) {
+			problems = append(problems, fmt.Sprintf("%s has id %q, want %q", addr, e.ID, groupID(e.Stream, e.Name)))
+		}
+		if e.Identity != nil && (e.Identity["stream"] != e.Stream || e.Identity["name"] != e.Name) {
+			problems = append(problems, fmt.Sprintf("%s has identity %v for group %q of %q", addr, e.Identity, e.Name, e.Stream))
+		}
+	}
+	return problems, len(o.post)
+}
+
+// checkPreview holds a plan that no fault touched to what the model says of each group it
+// plans to create: adopted if it exists, a new stream if there is none, else the entries that
+// head replays or new skips. An apply shows the previews of its plan and those of the plan
+// Terraform makes again before each resource, when this apply's other creates may have made
+// the stream: there each preview is counted as given or not.
+func checkPreview(o *chaosObservation) ([]string, int) {
+	applies := o.kind == stepApply || o.kind == stepImportBlock
+	if o.kind != stepPlan && !applies || o.acted > 0 || o.kind == stepPlan && o.res.err != nil {
+		return nil, 0
+	}
+	var problems []string
+	checked := 0
+	given := func(n int) bool { return n == 1 || applies && n > 1 }
+	for addr, action := range o.msgs.planned {
+		r, declared := o.declared[addr]
+		if !declared || action != "create" && action != "replace" || addr == o.imported {
+			continue
+		}
+		if p, ok := o.pre[addr]; ok && action == "replace" && p.group() == [2]string{r.Stream, r.Name} {
+			continue // a change of group_start: the group stays, nothing to preview
+		}
+		k := o.before.keys[r.Stream]
+		if k != nil && k.Type != "stream" {
+			continue // the plan fails on the key of another type
+		}
+		checked++
+		exists := o.before.has(r.Stream, r.Name)
+		adopt := o.warningsPrefixed(groupSummary(r.Stream, r.Name, "Will Be Adopted, Lag "))
+		created := o.warnings(fmt.Sprintf("Stream %q Will Be Created", r.Stream))
+		verb := map[string]string{"head": "Will Replay ", "new": "Will Skip "}[r.Start]
+		var backlog int
+		if k != nil {
+			backlog = o.warnings(groupSummary(r.Stream, r.Name, verb+entriesTitle(k.Length)))
+		}
+		switch {
+		case exists != given(adopt) || !exists && adopt > 0:
+			problems = append(problems, fmt.Sprintf("%s: group %q of %q exists: %v; the plan warned %d times that it will be adopted", addr, r.Name, r.Stream, exists, adopt))
+		case (k == nil) != given(created) || k != nil && created > 0:
+			problems = append(problems, fmt.Sprintf("%s: stream %q exists: %v; the plan said %d times that it will be created", addr, r.Stream, k != nil, created))
+		case k != nil && !exists && (k.Length > 0) != given(backlog):
+			problems = append(problems, fmt.Sprintf("%s: stream %q holds %d entries, and the plan warned %d times %q", addr, r.Stream, k.Length, backlog,
+				groupSummary(r.Stream, r.Name, verb+entriesTitle(k.Length))))
+		}
+	}
+	return problems, checked
 }

@@ -26,6 +26,7 @@ type chaosModel struct {
 type modelKey struct {
 	Type   string // "stream", or the type of another value ("string", "hash")
 	LastID string // a stream's last-generated-id
+	Length int64  // a stream's entries
 	Groups map[string]modelGroup
 }
 
@@ -143,7 +144,7 @@ func readChaosServer(ctx context.Context, tg *chaosTarget) (*chaosModel, error) 
 		if err != nil {
 			return nil, fmt.Errorf("XINFO STREAM %s: %w", key, err)
 		}
-		k.LastID = info.LastGeneratedID
+		k.LastID, k.Length = info.LastGeneratedID, info.Length
 		groups, err := rdb.XInfoGroups(ctx, key).Result()
 		if err != nil {
 			return nil, fmt.Errorf("XINFO GROUPS %s: %w", key, err)
@@ -177,8 +178,8 @@ func (m *chaosModel) diff(model *chaosModel) []string {
 		case got.Type != want.Type:
 			out = append(out, fmt.Sprintf("%s: the server holds a %s, the model a %s", key, got.Type, want.Type))
 			continue
-		case got.LastID != want.LastID:
-			out = append(out, fmt.Sprintf("%s: last ID %s on the server, %s in the model", key, got.LastID, want.LastID))
+		case got.LastID != want.LastID || got.Length != want.Length:
+			out = append(out, fmt.Sprintf("%s: last ID %s and %d entries on the server, %s and %d in the model", key, got.LastID, got.Length, want.LastID, want.Length))
 		}
 		for _, name := range unionKeys(got.Groups, want.Groups) {
 			g, onServer := got.Groups[name]
@@ -277,6 +278,7 @@ func (m *chaosModel) outOfBand(ctx context.Context, tg *chaosTarget, pick func(i
 			m.keys[stream] = &modelKey{Type: "stream", Groups: map[string]modelGroup{}}
 		}
 		m.keys[stream].LastID = id
+		m.keys[stream].Length++
 		return fmt.Sprintf("a producer ran XADD %s: %s", stream, id), nil
 	}
 }

@@ -29,6 +29,10 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		if s.Kind == stepApply {
 			notes = run.edit(rng)
 		}
+	case stepPlan:
+		if rng.IntN(2) == 0 { // a change proposed for review
+			notes = run.edit(rng)
+		}
 	case stepImportBlock, stepImportCLI:
 		imp = run.chooseImport(rng)
 		notes = append(notes, fmt.Sprintf("import %s as %s", groupID(imp.To.Stream, imp.To.Name), imp.To.address()))
@@ -64,7 +68,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
-		addrs: run.tg.addrs()}
+		addrs: run.tg.addrs(), acted: actedIn(log) + refused}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}

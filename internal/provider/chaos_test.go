@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,17 +28,18 @@ import (
 //	CHAOS_ONLY    the step numbers to keep, comma-separated (a shrunk sequence); default all
 //	CHAOS_SHRINK  0 to report a failure without shrinking it
 //	CHAOS_REPORT  a file to append one JSON line per seed to (steps, faults, checks)
-//	CHAOS_OVERLAY a go build -overlay file for the provider (planted bugs; see TestChaosPlanted)
+//	CHAOS_PLANT   a planted bug to run against instead of the provider as it is (chaos_plant_test.go)
 func TestChaos(t *testing.T) {
 	needCLI(t)
 	cfg := chaosConfigFromEnv(t)
+	pluginDir := cfg.pluginDir(t)
 	for _, mode := range cfg.modes {
 		for _, seed := range cfg.seeds {
 			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
 				needChaosServers(t, mode)
 				steps := cfg.keep(chaosSteps(mode, seed, cfg.steps))
 				stats := newChaosStats(mode, seed)
-				failure := runChaos(t, mode, steps, cfg.pluginDir(t), stats)
+				failure := runChaos(t, mode, steps, pluginDir, stats)
 				defer func() { stats.write(t, cfg.report, failure) }()
 				if failure == nil {
 					t.Logf("%s", stats)
@@ -48,7 +48,7 @@ func TestChaos(t *testing.T) {
 				t.Logf("%s", stats)
 				t.Errorf("%s", failure)
 				if cfg.shrink {
-					shrunk, last := shrinkChaos(t, mode, steps, failure, cfg.pluginDir(t), stats)
+					shrunk, last := shrinkChaos(t, mode, steps, failure, pluginDir, stats)
 					failure = last
 					t.Errorf("shrunk to %d of %d steps, failing %s:\n%s\nreplay: %s", len(shrunk), len(steps), last.where(),
 						describeSteps(shrunk), cfg.replay(mode, seed, shrunk))
@@ -61,14 +61,13 @@ func TestChaos(t *testing.T) {
 }
 
 type chaosConfig struct {
-	seeds   []int64
-	steps   int
-	modes   []chaosMode
-	only    []int
-	shrink  bool
-	report  string
-	overlay string
-	plugin  string // built with the overlay, once
+	seeds  []int64
+	steps  int
+	modes  []chaosMode
+	only   []int
+	shrink bool
+	report string
+	plant  string // CHAOS_PLANT
 }
 
 func chaosConfigFromEnv(t *testing.T) *chaosConfig {
@@ -78,21 +77,8 @@ func chaosConfigFromEnv(t *testing.T) *chaosConfig {
 		t.Skip("set CHAOS_SEEDS to run the fault campaign (make chaos SEED=... STEPS=...)")
 	}
 	cfg := &chaosConfig{steps: 40, modes: []chaosMode{chaosStandalone}, shrink: os.Getenv("CHAOS_SHRINK") != "0",
-		report: os.Getenv("CHAOS_REPORT"), overlay: os.Getenv("CHAOS_OVERLAY")}
-	for _, part := range strings.Split(seeds, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		first, err := strconv.ParseInt(lo, 10, 64)
-		last := first
-		if err == nil && isRange {
-			last, err = strconv.ParseInt(hi, 10, 64)
-		}
-		if err != nil || last < first {
-			t.Fatalf("CHAOS_SEEDS=%q: %q is not a seed or a range of seeds", seeds, part)
-		}
-		for s := first; s <= last; s++ {
-			cfg.seeds = append(cfg.seeds, s)
-		}
-	}
+		report: os.Getenv("CHAOS_REPORT"), plant: os.Getenv("CHAOS_PLANT")}
+	cfg.seeds = chaosSeedList(t, seeds)
 	if v := os.Getenv("CHAOS_STEPS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -123,6 +109,27 @@ func chaosConfigFromEnv(t *testing.T) *chaosConfig {
 	return cfg
 }
 
+// chaosSeedList reads "7", "1,5,9" or "1-20".
+func chaosSeedList(t *testing.T, seeds string) []int64 {
+	t.Helper()
+	var out []int64
+	for _, part := range strings.Split(seeds, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		first, err := strconv.ParseInt(lo, 10, 64)
+		last := first
+		if err == nil && isRange {
+			last, err = strconv.ParseInt(hi, 10, 64)
+		}
+		if err != nil || last < first {
+			t.Fatalf("seeds %q: %q is not a seed or a range of seeds", seeds, part)
+		}
+		for s := first; s <= last; s++ {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // keep is the steps CHAOS_ONLY names, or all.
 func (cfg *chaosConfig) keep(steps []chaosStep) []chaosStep {
 	if cfg.only == nil {
@@ -131,21 +138,20 @@ func (cfg *chaosConfig) keep(steps []chaosStep) []chaosStep {
 	return slices.DeleteFunc(steps, func(s chaosStep) bool { return !slices.Contains(cfg.only, s.N) })
 }
 
-// pluginDir is where the provider under test is: the harness's build, or one built with the
-// overlay.
+// pluginDir is where the provider under test is: the harness's build, or the plant's.
 func (cfg *chaosConfig) pluginDir(t *testing.T) string {
 	t.Helper()
-	if cfg.overlay == "" {
+	if cfg.plant == "" {
 		newCLIRun(t, "") // builds the provider once for the package
 		return cliPluginDir
 	}
-	if cfg.plugin == "" {
-		cfg.plugin = t.TempDir()
-		overlay, err := filepath.Abs(cfg.overlay)
-		mustDo(t, err)
-		mustDo(t, buildProvider(cfg.plugin, "-overlay", overlay))
+	plant, ok := findPlant(cfg.plant)
+	if !ok {
+		t.Fatalf("CHAOS_PLANT=%q names no planted bug (chaos_plant_test.go)", cfg.plant)
 	}
-	return cfg.plugin
+	dir := t.TempDir()
+	mustDo(t, plant.build(dir))
+	return dir
 }
 
 // replay is the one command that runs steps of seed again.
@@ -159,8 +165,8 @@ func (cfg *chaosConfig) replay(mode chaosMode, seed int64, steps []chaosStep) st
 	if len(steps) < last {
 		cmd += " ONLY=" + strings.Join(numbers, ",")
 	}
-	if cfg.overlay != "" {
-		cmd = "CHAOS_OVERLAY=" + cfg.overlay + " " + cmd
+	if cfg.plant != "" {
+		cmd = "CHAOS_PLANT=" + cfg.plant + " " + cmd
 	}
 	return cmd
 }
