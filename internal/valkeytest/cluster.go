@@ -21,25 +21,8 @@ type Cluster struct {
 // cluster_state:ok and sees every replica. opts come after the defaults, so a WithArgs such as
 // "--cluster-node-timeout 1000" overrides them.
 func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
-	c, err := startNodes(masters*(1+replicas), opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.create(c.Addrs(), replicas); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if err := c.waitOK(30*time.Second, masters*replicas); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return c, nil
-}
-
-// startNodes launches n nodes with cluster mode on, not joined yet.
-func startNodes(n int, opts []Option) (*Cluster, error) {
 	c := &Cluster{}
-	for range n {
+	for range masters * (1 + replicas) {
 		s, err := Start(append([]Option{WithArgs(
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
@@ -51,21 +34,22 @@ func startNodes(n int, opts []Option) (*Cluster, error) {
 		}
 		c.Nodes = append(c.Nodes, s)
 	}
-	return c, nil
-}
-
-// create joins the nodes at addrs with `valkey-cli --cluster create` (replicas per master).
-func (c *Cluster) create(addrs []string, replicas int) error {
 	cli, err := exec.LookPath("valkey-cli")
 	if err != nil {
-		return fmt.Errorf("valkey-cli not found: run scripts/setup.sh")
+		c.Close()
+		return nil, fmt.Errorf("valkey-cli not found: run scripts/setup.sh")
 	}
-	args := append([]string{"--cluster", "create"}, addrs...)
+	args := append([]string{"--cluster", "create"}, c.Addrs()...)
 	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("valkey-cli --cluster create: %w\n%s", err, out)
+		c.Close()
+		return nil, fmt.Errorf("valkey-cli --cluster create: %w\n%s", err, out)
 	}
-	return nil
+	if err := c.waitOK(30*time.Second, masters*replicas); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // waitOK waits until every node reports cluster_state:ok and, with replicas, lists that many

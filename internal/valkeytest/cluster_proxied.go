@@ -34,11 +34,11 @@ func StartProxiedClusterT(tb testing.TB, masters int, opts ...Option) *ProxiedCl
 	return pc
 }
 
-// StartProxiedCluster starts the nodes and their proxies, makes each node announce its proxy,
-// joins them, and waits until every node reports cluster_state:ok and CLUSTER SLOTS names the
-// proxies only.
+// StartProxiedCluster starts a cluster of masters, a proxy in front of each node, makes each
+// node announce its proxy, and waits until every node reports cluster_state:ok and CLUSTER
+// SLOTS names the proxies only (the nodes gossip the new ports).
 func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
-	c, err := startNodes(masters, opts)
+	c, err := StartCluster(masters, 0, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -54,9 +54,9 @@ func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
 		_, port, _ := net.SplitHostPort(p.Addr())
 		announce := []string{"cluster-announce-port", port, "cluster-announce-bus-port", strconv.Itoa(s.Port + 10000)}
 		rdb := s.Client()
-		err = rdb.ConfigSet(ctx, announce[0], announce[1]).Err()
+		err = rdb.ConfigSet(ctx, announce[2], announce[3]).Err()
 		if err == nil {
-			err = rdb.ConfigSet(ctx, announce[2], announce[3]).Err()
+			err = rdb.ConfigSet(ctx, announce[0], announce[1]).Err()
 		}
 		_ = rdb.Close()
 		if err != nil {
@@ -64,11 +64,6 @@ func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
 			return nil, fmt.Errorf("CONFIG SET cluster-announce-port on %s: %w", s.Addr(), err)
 		}
 		s.args = append(s.args, "--"+announce[0], announce[1], "--"+announce[2], announce[3])
-	}
-	// The nodes meet at their real addresses; from then on they gossip the proxies' ports.
-	if err := c.create(c.Addrs(), 0); err != nil {
-		pc.Close()
-		return nil, err
 	}
 	if err := pc.WaitReady(30 * time.Second); err != nil {
 		pc.Close()
