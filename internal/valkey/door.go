@@ -85,6 +85,9 @@ func (createCmd) NoRetry() bool { return true }
 // door runs one attempt. err is the raw error of XGROUP CREATE, or WAIT's as an
 // *UnconfirmedError when the create succeeded.
 func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
+	if err := c.routed(ctx, stream); err != nil {
+		return 0, Group{}, err
+	}
 	create := createCmd{redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
 	var info *redis.Cmd
 	var wait *redis.IntCmd
