@@ -72,10 +72,10 @@ func (tg *chaosTarget) log() (records []valkeytest.Record, refused int) {
 }
 
 // providerSettings are the provider's settings in every step but max_retries: short timeouts,
-// so that a fault that waits them out costs a second, not five, and no WAIT (the servers have
-// no replicas), whatever the mode's default.
+// so that a fault that waits them out costs a second, not five. (No WAIT either: the runs set
+// VALKEY_MIN_REPLICA_ACKS=0, since the servers have no replicas.)
 func providerSettings(maxRetries int) string {
-	return fmt.Sprintf("  dial_timeout     = %q\n  command_timeout  = %q\n  max_retries      = %d\n  min_replica_acks = 0\n",
+	return fmt.Sprintf("  dial_timeout    = %q\n  command_timeout = %q\n  max_retries     = %d\n",
 		chaosCommandTimeout, chaosCommandTimeout, maxRetries)
 }
 
@@ -98,7 +98,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 		mode:    mode,
 		proxies: []*valkeytest.Proxy{proxy},
 		provider: func(maxRetries int) string {
-			return fmt.Sprintf("provider \"valkey\" {\n  url              = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
+			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
 		},
 		admin: func(string) *redis.Client { return admin },
 		restart: func(rng *rand.Rand) (string, error) {
