@@ -168,14 +168,19 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 func chaosFault(rng *rand.Rand, mode chaosMode) valkeytest.Fault {
 	commands := []string{"XGROUP CREATE", "XGROUP CREATE", "XGROUP CREATE", "XINFO GROUPS", "XINFO GROUPS", "XINFO GROUPS",
 		"XINFO STREAM", "TYPE", "HELLO", ""}
-	if mode == chaosCluster {
-		commands = append(commands, "CLUSTER SLOTS")
+	if mode == chaosCluster { // the slot map, loaded by the first command of every provider process
+		commands = append(commands, "CLUSTER SLOTS", "CLUSTER SLOTS")
 	}
 	f := valkeytest.Fault{
 		Action:  valkeytest.Actions[rng.IntN(len(valkeytest.Actions))],
 		Command: commands[rng.IntN(len(commands))],
 		After:   []int{0, 0, 0, 1, 2, 3}[rng.IntN(6)],
-		Times:   []int{1, 1, 1, 1, 2, 2, 0}[rng.IntN(7)],
+		Times:   []int{1, 1, 1, 2, 2, 0, 0}[rng.IntN(7)],
+	}
+	// What every connection needs (the handshake, the slot map) fails for a while when it
+	// fails: a client that tries each node in turn outlasts a fault that acts once or twice.
+	if (f.Command == "HELLO" || f.Command == "CLUSTER SLOTS") && rng.IntN(2) == 0 {
+		f.Times = 0
 	}
 	if strings.HasPrefix(f.Command, "X") || f.Command == "TYPE" {
 		if rng.IntN(10) < 6 {

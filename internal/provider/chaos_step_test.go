@@ -97,13 +97,17 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 // runCommand runs the step's command. savedNow tells whether a saved plan is ready to apply.
 func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res cliResult, savedNow bool) {
 	r, p := run.cli, tfexec.Parallelism(s.Parallelism)
+	// A fifth of plans and applies skip the refresh (-refresh=false, as pipelines that refresh
+	// in a step of their own do): faults then reach the plan-time reads and the door with no
+	// failed refresh before them.
+	refresh := tfexec.Refresh(rng.IntN(5) != 0)
 	switch kind {
 	case stepPlan:
 		if rng.IntN(10) < 4 {
-			res = r.plan(p, tfexec.Out(planFile))
+			res = r.plan(p, refresh, tfexec.Out(planFile))
 			return res, res.err == nil
 		}
-		return r.plan(p), false
+		return r.plan(p, refresh), false
 	case stepApplySaved:
 		return r.apply(tfexec.DirOrPlan(planFile)), false
 	case stepRefresh:
@@ -117,7 +121,7 @@ func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res
 	case stepDestroy:
 		return r.destroy(tfexec.Parallelism(s.Parallelism)), false
 	}
-	return r.apply(p), false
+	return r.apply(p, refresh), false
 }
 
 // edit changes the declared groups: adds, removes, changes group_start, or moves a resource

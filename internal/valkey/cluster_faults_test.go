@@ -14,7 +14,8 @@ import (
 // inside the first command that needs it, and go-redis gave a failure there to that command as
 // its own error. The door then read its create as written and its reply as lost ("Consumer
 // Group Outcome Unknown"), though XGROUP CREATE was never sent, and reads quoted CLUSTER SLOTS's
-// refusal as XINFO GROUPS's. (Found by the fault campaign in Cluster mode.) Now the slot map is
+// refusal as XINFO GROUPS's. (Found while building the fault campaign's Cluster mode; put
+// back, the campaign catches it: the plant cluster-slot-map-in-the-door.) Now the slot map is
 // asked for first: its failure is a connection that could not be opened, step CLUSTER SLOTS,
 // which the door may try again.
 func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel // the subtests share the proxies' faults in turn
