@@ -31,7 +31,7 @@ var chaosPlants = []chaosPlant{
 		old:       "func (createCmd) NoRetry() bool { return true }",
 		new:       "func (createCmd) NoRetry() bool { return false }",
 		caughtBy:  []string{"XGROUP CREATE at most once per group and apply", "adopted is true to what was on the server before the create"},
-		hintSeeds: "1-10",
+		hintSeeds: "3",
 	},
 	{
 		name: "state-dropped-on-failed-refresh", file: "internal/provider/resource_stream_group.go",
@@ -41,7 +41,7 @@ var chaosPlants = []chaosPlant{
 		new: `		resp.State.RemoveResource(ctx)
 		return`,
 		caughtBy:  []string{"state keeps what the server has; a failed refresh keeps it byte for byte"},
-		hintSeeds: "1-10",
+		hintSeeds: "1",
 	},
 	{
 		name: "adopted-after-lost-reply", file: "internal/valkey/door.go",
@@ -49,7 +49,7 @@ var chaosPlants = []chaosPlant{
 		old:       "	return 0, Group{}, unknown\n}",
 		new:       "	if unknown.Now.GroupExists {\n\t\treturn Adopted, unknown.Now.Group, nil\n\t}\n\treturn 0, Group{}, unknown\n}",
 		caughtBy:  []string{"adopted is true to what was on the server before the create", "outcome unknown exactly when a fault struck the create after it was written"},
-		hintSeeds: "1-10",
+		hintSeeds: "1",
 	},
 	{
 		// The bug the campaign found in Cluster mode, put back: the slot map is loaded inside
