@@ -14,6 +14,7 @@
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI
 #     chaos   the randomized fault campaign (TestChaos) on FAULT_MATRIX_CLI: CHAOS_SEEDS,
 #             CHAOS_STEPS, CHAOS_MODES and CHAOS_ONLY when set (make chaos), else a fixed set
+#             and the check that it catches each planted bug (TestChaosPlanted)
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
@@ -179,10 +180,13 @@ if wants faults; then
 fi
 
 if wants chaos; then
-  # The full run's fixed set: seeds 1-3 in both modes. A long run (make chaos) has no time limit.
-  export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-50} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
+  # Without CHAOS_SEEDS (the full run, or make chaos with no SEED): seeds 1-3 of 60 steps in both
+  # modes, then each planted bug must be caught. A run of chosen seeds has no time limit.
+  fixed_set=${CHAOS_SEEDS:+no}
+  export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
     CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
   GO_TEST_TIMEOUT=0 cli_lane ", the fault campaign" "$FAULT_MATRIX_CLI" -run '^TestChaos$'
+  [ -z "$fixed_set" ] && CHAOS_PLANTED=1 cli_lane ", the fault campaign on planted bugs" "$FAULT_MATRIX_CLI" -run '^TestChaosPlanted$'
 fi
 
 if wants fuzz; then
