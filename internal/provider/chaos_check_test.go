@@ -132,7 +132,7 @@ type chaosCheck struct {
 
 var chaosInvariants = []chaosCheck{
 	{"no panic, no crash", checkNoPanic},
-	{"every error names the address and the cause", checkErrorsNamed},
+	{"every error (and skipped check) names the address and the cause", checkErrorsNamed},
 	{"state keeps what the server has; a failed refresh keeps it byte for byte", checkStateKept},
 	{"adopted is true to what was on the server before the create", checkAdopted},
 	{"XGROUP CREATE at most once per group and apply", checkCreateOnce},
@@ -213,7 +213,21 @@ func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 			problems = append(problems, fmt.Sprintf("error %q names no cause: %s", e.summary, detail))
 		}
 	}
-	return problems, 1 + len(errs)
+	// A plan whose check could not reach the server says so in a warning, with the same facts.
+	skipped := 0
+	for _, d := range o.res.diags {
+		if d.Severity != tfjson.DiagnosticSeverityWarning || !strings.HasPrefix(d.Summary, "Plan-Time Group Check Skipped") &&
+			d.Summary != "Replay Check Skipped" {
+			continue
+		}
+		skipped++
+		detail := unwrap(d.Detail)
+		if !slices.ContainsFunc(o.addrs, func(a string) bool { return strings.Contains(detail, a) }) ||
+			!slices.ContainsFunc(chaosCauses, func(c string) bool { return strings.Contains(detail, c) }) {
+			problems = append(problems, fmt.Sprintf("warning %q does not name the address and the cause: %s", d.Summary, detail))
+		}
+	}
+	return problems, 1 + len(errs) + skipped
 }
 
 func checkStateKept(o *chaosObservation) ([]string, int) {
