@@ -18,8 +18,8 @@ import (
 type chaosPlant struct {
 	name      string
 	mode      chaosMode // standalone when empty
-	file      string // from the module's root
-	old, new  string // old must occur exactly once
+	file      string    // from the module's root
+	old, new  string    // old must occur exactly once
 	caughtBy  []string
 	hintSeeds string // seeds known to catch it early; the search goes on past them
 }
