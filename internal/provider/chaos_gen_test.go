@@ -182,10 +182,15 @@ func chaosFault(rng *rand.Rand, mode chaosMode) valkeytest.Fault {
 	if (f.Command == "HELLO" || f.Command == "CLUSTER SLOTS") && rng.IntN(2) == 0 {
 		f.Times = 0
 	}
-	if strings.HasPrefix(f.Command, "X") || f.Command == "TYPE" {
-		if rng.IntN(10) < 6 {
-			f.Key = chaosStreams[rng.IntN(len(chaosStreams))]
-		}
+	// A fault on one stream picks its commands out of the others' (the second XINFO GROUPS of a
+	// refresh); a create fault most often takes whichever create comes, since which streams a
+	// step creates groups on is chosen only when it runs.
+	keyed := 6
+	if f.Command == "XGROUP CREATE" {
+		keyed = 3
+	}
+	if (strings.HasPrefix(f.Command, "X") || f.Command == "TYPE") && rng.IntN(10) < keyed {
+		f.Key = chaosStreams[rng.IntN(len(chaosStreams))]
 	}
 	switch f.Action {
 	case valkeytest.Answer:
