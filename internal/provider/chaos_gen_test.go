@@ -37,12 +37,13 @@ const (
 	stepDestroy                         // terraform destroy
 	stepOutOfBand                       // another client changes the server
 	stepRestart                         // the server (a cluster node) restarts, with its AOF
+	stepConverge                        // the end: a fault-free apply of the configuration as it is
 )
 
 var stepNames = map[stepKind]string{
 	stepPlan: "plan", stepApply: "apply", stepApplySaved: "apply-saved", stepRefresh: "refresh",
 	stepImportBlock: "import-block", stepImportCLI: "import-cli", stepDestroy: "destroy",
-	stepOutOfBand: "out-of-band", stepRestart: "restart",
+	stepOutOfBand: "out-of-band", stepRestart: "restart", stepConverge: "converge",
 }
 
 func (k stepKind) String() string { return stepNames[k] }

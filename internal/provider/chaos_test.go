@@ -328,6 +328,7 @@ type chaosRun struct {
 	identity   bool // import blocks may name the group by identity (Terraform 1.12 and later)
 	stats      *chaosStats
 	lastImport chaosResource // what the last import step chose
+	last       cliResult     // the last CLI step's result
 }
 
 // runChaos runs steps and the final convergence on fresh servers, and returns the first broken
