@@ -178,17 +178,26 @@ func (run *chaosRun) unusedGroup(rng *rand.Rand) (string, string, bool) {
 func (run *chaosRun) chooseImport(rng *rand.Rand) *chaosImport {
 	state, _, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
-	inState := func(g [2]string) bool {
+	declaredAt := func(g [2]string) int {
+		return slices.IndexFunc(run.declared, func(r chaosResource) bool { return r.Stream == g[0] && r.Name == g[1] })
+	}
+	// A group can be imported when state does not hold it, and the resource declaring it (if
+	// one does: an edit not applied yet) is not in state with another group.
+	importable := func(g [2]string) bool {
 		for _, e := range state {
 			if e.group() == g {
-				return true
+				return false
 			}
 		}
-		return false
+		if i := declaredAt(g); i >= 0 {
+			_, held := state[run.declared[i].address()]
+			return !held
+		}
+		return true
 	}
 	var candidates [][2]string
 	for _, g := range run.model.groups() {
-		if !inState(g) {
+		if importable(g) {
 			candidates = append(candidates, g)
 		}
 	}
@@ -196,14 +205,14 @@ func (run *chaosRun) chooseImport(rng *rand.Rand) *chaosImport {
 	if len(candidates) > 0 && rng.IntN(10) < 9 {
 		g = candidates[rng.IntN(len(candidates))]
 	} else {
-		for range 20 { // a group state does not hold, most likely one the server lacks
-			if g = [2]string{chaosStreams[rng.IntN(len(chaosStreams))], chaosNames[rng.IntN(len(chaosNames))]}; !inState(g) {
+		for range 20 { // most likely a group the server lacks, whose import must fail
+			if g = [2]string{chaosStreams[rng.IntN(len(chaosStreams))], chaosNames[rng.IntN(len(chaosNames))]}; importable(g) {
 				break
 			}
 		}
 	}
 	imp := &chaosImport{Identity: run.identity && rng.IntN(2) == 0}
-	if i := slices.IndexFunc(run.declared, func(r chaosResource) bool { return r.Stream == g[0] && r.Name == g[1] }); i >= 0 {
+	if i := declaredAt(g); i >= 0 {
 		imp.To = run.declared[i]
 	} else {
 		run.nextAddr++
