@@ -43,7 +43,7 @@ func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel 
 	ctx, stream := context.Background(), "{a}:"+key(t, "stream")
 	client := func(retries int) *valkey.Client {
 		return newClient(t, valkey.Options{ClusterAddrs: pc.ProxyAddrs(), CommandTimeout: 500 * time.Millisecond,
-			DialTimeout: time.Second, MaxRetries: new(retries)})
+			DialTimeout: time.Second, MaxRetries: new(retries), MinReplicaAcks: new(0)}) // no replicas: no WAIT, whatever the mode's default
 	}
 	for _, f := range []valkeytest.Fault{
 		{Command: "CLUSTER SLOTS", Action: valkeytest.Hang},
