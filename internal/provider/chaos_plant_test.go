@@ -18,8 +18,8 @@ import (
 type chaosPlant struct {
 	name     string
 	mode     chaosMode // standalone when empty
-	file     string    // from the module's root
-	old, new string    // old must occur exactly once
+	pkg      string    // the package's directory, from the module's root
+	old, new string    // old must occur exactly once in the package's files (not its tests)
 	caughtBy []string
 	// hintSeeds caught it early when last measured; the search goes on past them, since a seed
 	// whose faults pick commands by order may catch it in one run and not the next.
@@ -28,7 +28,7 @@ type chaosPlant struct {
 
 var chaosPlants = []chaosPlant{
 	{
-		name: "resent-create", file: "internal/valkey/door.go",
+		name: "resent-create", pkg: "internal/valkey",
 		// go-redis then resends the door's pipeline after a broken connection.
 		old:       "func (createCmd) NoRetry() bool { return true }",
 		new:       "func (createCmd) NoRetry() bool { return false }",
@@ -36,7 +36,7 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "3",
 	},
 	{
-		name: "state-dropped-on-failed-refresh", file: "internal/provider/resource_stream_group.go",
+		name: "state-dropped-on-failed-refresh", pkg: "internal/provider",
 		old: `		// Never drop state because the server could not answer: only "gone" removes it.
 		resp.Diagnostics.AddError("Consumer Group Not Read", errorDetail(err, groupSubject(stream.ValueString(), name.ValueString())))
 		return`,
@@ -46,7 +46,7 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "1",
 	},
 	{
-		name: "adopted-after-lost-reply", file: "internal/valkey/door.go",
+		name: "adopted-after-lost-reply", pkg: "internal/valkey",
 		// A lost reply, then a group on the server: reported as adopted.
 		old:       "	return 0, Group{}, unknown\n}",
 		new:       "	if unknown.Now.GroupExists {\n\t\treturn Adopted, unknown.Now.Group, nil\n\t}\n\treturn 0, Group{}, unknown\n}",
@@ -56,7 +56,7 @@ var chaosPlants = []chaosPlant{
 	{
 		// The bug the campaign found in Cluster mode, put back: the slot map is loaded inside
 		// the door's pipeline, and a failure there reads as the create's lost reply.
-		name: "cluster-slot-map-in-the-door", mode: chaosCluster, file: "internal/valkey/door.go",
+		name: "cluster-slot-map-in-the-door", mode: chaosCluster, pkg: "internal/valkey",
 		old:       "\tif err := c.routed(ctx, stream); err != nil {\n\t\treturn 0, Group{}, err\n\t}\n\tcreate := createCmd{",
 		new:       "\tcreate := createCmd{",
 		caughtBy:  []string{"outcome unknown exactly when a fault struck the create after it was written"},
@@ -73,22 +73,36 @@ func findPlant(name string) (chaosPlant, bool) {
 }
 
 // build writes the mutated file and an overlay naming it into dir, and builds the provider
-// with it into dir.
+// with it into dir. The file is the one of the package that holds the text, so that a plant
+// outlives code moving between the package's files.
 func (p chaosPlant) build(dir string) error {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		return err
 	}
-	source := filepath.Join(root, p.file)
-	b, err := os.ReadFile(source)
+	sources, err := filepath.Glob(filepath.Join(root, p.pkg, "*.go"))
 	if err != nil {
 		return err
 	}
-	if n := strings.Count(string(b), p.old); n != 1 {
-		return fmt.Errorf("plant %s: %s holds its mutation's text %d times, want once: update the plant to the source", p.name, p.file, n)
+	var source, text string
+	found := 0
+	for _, f := range sources {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(string(b), p.old); n > 0 {
+			source, text, found = f, string(b), found+n
+		}
 	}
-	mutant := filepath.Join(dir, filepath.Base(p.file))
-	if err := os.WriteFile(mutant, []byte(strings.Replace(string(b), p.old, p.new, 1)), 0o600); err != nil {
+	if found != 1 {
+		return fmt.Errorf("plant %s: %s holds its mutation's text %d times, want once: update the plant to the source", p.name, p.pkg, found)
+	}
+	mutant := filepath.Join(dir, filepath.Base(source))
+	if err := os.WriteFile(mutant, []byte(strings.Replace(text, p.old, p.new, 1)), 0o600); err != nil {
 		return err
 	}
 	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {source: mutant}})
