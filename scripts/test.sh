@@ -14,6 +14,9 @@
 #             valkey-server processes on loopback), once per Valkey version of VALKEY_VERSIONS
 #     acc     the acceptance suite once per CLI, the fault matrix aside, on CLI_VALKEY_VERSION
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION
+#     chaos   the randomized fault campaign (TestChaos) on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION:
+#             CHAOS_SEEDS, CHAOS_STEPS, CHAOS_MODES and CHAOS_ONLY when set (make chaos), else a
+#             fixed set and the check that it catches each planted bug (TestChaosPlanted)
 #     registry the signed snapshot of make release-check installed through the provider
 #             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
 #     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
@@ -27,7 +30,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-all=gates,unit,acc,faults,registry,modules,fuzz
+all=gates,unit,acc,faults,chaos,registry,modules,fuzz
 steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
 shift
 [ "$steps" = all ] && steps=$all
@@ -142,8 +145,8 @@ builds=()
 if wants unit; then
   for v in "${valkey_versions[@]}"; do [ "$v" = 8.0 ] || builds+=("valkey@$v"); done
 fi
-# Every CLI lane (acc, faults, registry, modules) starts CLI_VALKEY_VERSION.
-if { wants acc || wants faults || wants registry || wants modules; } && [ "$cli_valkey" != 8.0 ] && [[ " ${builds[*]} " != *" valkey@$cli_valkey "* ]]; then
+# Every CLI lane (acc, faults, chaos, registry, modules) starts CLI_VALKEY_VERSION.
+if { wants acc || wants faults || wants chaos || wants registry || wants modules; } && [ "$cli_valkey" != 8.0 ] && [[ " ${builds[*]} " != *" valkey@$cli_valkey "* ]]; then
   builds+=("valkey@$cli_valkey")
 fi
 builds_pid=''
@@ -167,6 +170,7 @@ if wants acc || wants faults; then
   background+=("${clis[@]}")
   wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
+wants chaos && [[ " ${background[*]} " != *" $FAULT_MATRIX_CLI "* ]] && background+=("$FAULT_MATRIX_CLI")
 wants registry && background+=($REGISTRY_CLIS)
 wants modules && background+=($MODULE_TEST_CLIS)
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
@@ -229,6 +233,17 @@ fi
 
 if wants faults; then
   cli_lane ", the fault matrix" "$FAULT_MATRIX_CLI" -run "$FAULT_MATRIX_TEST"
+fi
+
+if wants chaos; then
+  # Without CHAOS_SEEDS (the full run, or make chaos with no SEED): seeds 1-3 of 60 steps in both
+  # modes, then each planted bug must be caught. A run of chosen seeds has no time limit.
+  fixed_set=${CHAOS_SEEDS:+no}
+  export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
+    CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
+  GO_TEST_TIMEOUT=0 cli_lane ", the fault campaign" "$FAULT_MATRIX_CLI" -run '^TestChaos$'
+  [ -z "$fixed_set" ] && CHAOS_PLANTED=resent-create,state-dropped-on-failed-refresh,adopted-after-lost-reply \
+    cli_lane ", the fault campaign on planted bugs" "$FAULT_MATRIX_CLI" -run '^TestChaosPlanted$'
 fi
 
 if wants registry; then

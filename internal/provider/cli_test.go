@@ -75,22 +75,34 @@ func newCLIRun(t *testing.T, config string) *cliRun {
 	cliBuild.Do(func() {
 		// Shared by every test in the package and removed by TestMain, so not t.TempDir.
 		cliPluginDir, cliBuildErr = os.MkdirTemp("", "valkey-provider-") //nolint:usetesting // shared by every test, removed by TestMain
-		if cliBuildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(cliPluginDir, "terraform-provider-valkey"), "../..").CombinedOutput()
-		if err != nil {
-			cliBuildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		if cliBuildErr == nil {
+			cliBuildErr = buildProvider(cliPluginDir)
 		}
 	})
 	if cliBuildErr != nil {
 		t.Fatal(cliBuildErr)
 	}
+	return newCLIRunWith(t, config, cliPluginDir)
+}
+
+// buildProvider builds the provider from this module into dir, with extra `go build` flags
+// (the campaign's planted bugs build with -overlay).
+func buildProvider(dir string, flags ...string) error {
+	args := append(append([]string{"build"}, flags...), "-o", filepath.Join(dir, "terraform-provider-valkey"), "../..")
+	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// newCLIRunWith is newCLIRun with the provider built into pluginDir.
+func newCLIRunWith(t *testing.T, config, pluginDir string) *cliRun {
+	t.Helper()
 	dir := t.TempDir()
 	rc := filepath.Join(dir, "cli.tfrc")
 	// Both registries: OpenTofu resolves "echomq/valkey" at registry.opentofu.org.
 	writeFile(t, rc, fmt.Sprintf("provider_installation {\n  dev_overrides {\n    %q = %q\n    %q = %q\n  }\n  direct {}\n}\n",
-		"registry.terraform.io/echomq/valkey", cliPluginDir, "registry.opentofu.org/echomq/valkey", cliPluginDir))
+		"registry.terraform.io/echomq/valkey", pluginDir, "registry.opentofu.org/echomq/valkey", pluginDir))
 	r := startCLI(t, filepath.Join(dir, "work"), rc)
 	r.write(config)
 	return r

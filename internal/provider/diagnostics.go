@@ -47,10 +47,13 @@ func errorDetail(err error, subject string) string {
 			strings.Join(unknown.settings, ", "), subject, configUnknownHint)
 	case errors.As(err, &unreachable):
 		what := "Could not talk to Valkey"
-		switch step := unreachable.Step; {
-		case step == "SELECT":
+		switch step := unreachable.Step; step {
+		case "", "connect":
+		case "SELECT":
 			what = fmt.Sprintf("Could not open a connection to Valkey (SELECT %d failed)", unreachable.DB)
-		case step != "" && step != "connect":
+		case "CLUSTER SLOTS": // nothing was sent for the key: the node serving it is not known
+			what = "Could not learn which Valkey cluster node serves the key (CLUSTER SLOTS failed)"
+		default:
 			what = fmt.Sprintf("Could not open a connection to Valkey (%s failed)", step)
 		}
 		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s", what, valkey.Where(unreachable.Addr, unreachable.Node),

@@ -129,3 +129,18 @@ func TestErrorDetail_OnePeriod(t *testing.T) {
 		t.Errorf("detail %q", detail)
 	}
 }
+
+// TestErrorDetail_ClusterSlotMapFailureSaysNothingWasSent: a cluster whose slot map could not be
+// read is worded as what it is, no connection that failed to open and no lost reply.
+func TestErrorDetail_ClusterSlotMapFailureSaysNothingWasSent(t *testing.T) {
+	err := &valkey.UnreachableError{Addr: "cluster 127.0.0.1:7000", Step: "CLUSTER SLOTS", Err: errors.New("i/o timeout")}
+	detail := errorDetail(err, groupSubject("s", "g"))
+	for _, want := range []string{"Could not learn which Valkey cluster node serves the key (CLUSTER SLOTS failed) at cluster 127.0.0.1:7000", ": i/o timeout."} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail %q does not say %q", detail, want)
+		}
+	}
+	if summary := doorErrorSummary(err); summary != "Consumer Group Not Created" {
+		t.Errorf("summary %q, want Consumer Group Not Created", summary)
+	}
+}

@@ -79,6 +79,9 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 // *UnconfirmedError when the group is in place, created or adopted (WAIT confirms the
 // replicas hold everything written before it, an adopted group included).
 func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
+	if err := c.routed(ctx, stream); err != nil {
+		return 0, Group{}, err
+	}
 	create := createCmd{StatusCmd: redis.NewStatusCmd(ctx, "XGROUP", "CREATE", stream, group, id, "MKSTREAM")}
 	if c.acks > 0 {
 		create.confirm = &confirmation{acks: c.acks, timeout: c.ackTimeout} // confirmHook sends the WAIT

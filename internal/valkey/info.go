@@ -65,6 +65,9 @@ func (c *Client) cached(ctx context.Context, stream, kind string, usable func(st
 
 // fetchGroups asks the server: XINFO GROUPS.
 func (c *Client) fetchGroups(ctx context.Context, stream string) (streamGroups, error) {
+	if err := c.routed(ctx, stream); err != nil {
+		return streamGroups{}, c.classify(ctx, "XINFO GROUPS", stream, err)
+	}
 	cmd := c.Universal().Do(ctx, "XINFO", "GROUPS", stream)
 	return c.groupsReply(ctx, stream, cmd.Val(), cmd.Err())
 }

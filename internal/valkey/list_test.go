@@ -290,8 +290,8 @@ func TestListGroups_ClusterScansEveryPrimary(t *testing.T) {
 	}
 }
 
-// TestListGroups_TenThousandStreams lists 10,000 streams with 3 groups each by pattern, as
-// issue 21 asks, and reports wall time, round trips and heap. It fails when a stream costs a
+// TestListGroups_TenThousandStreams lists 10,000 streams with 3 groups each by pattern, the
+// size `terraform query` is promised to handle, and reports wall time, round trips and heap. It fails when a stream costs a
 // round trip of its own, when a group is missed, or when what the listing holds grows by more
 // than a hash per stream between 2,500 and 10,000 streams. make bench reports the provider's
 // figures.

@@ -42,6 +42,9 @@ func (c *Client) Survey(ctx context.Context, stream string) (Survey, error) {
 
 // fetchSurvey asks the server; the groups are the survey's, and answer Group too.
 func (c *Client) fetchSurvey(ctx context.Context, stream string) (streamGroups, error) {
+	if err := c.routed(ctx, stream); err != nil {
+		return streamGroups{}, c.classify(ctx, "XINFO GROUPS", stream, err)
+	}
 	var groups *redis.Cmd
 	var info *redis.XInfoStreamCmd
 	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {

@@ -3,13 +3,13 @@ package valkeytest
 import (
 	"bufio"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// Proxy forwards loopback TCP to the server, counts round trips, and injects faults.
+// Proxy forwards loopback TCP to the server, counts round trips, logs every command, and
+// injects faults (proxy_fault.go).
 //
 // Round trips: on each connection, client bytes that arrive when every command before them has
 // been answered (or first) start a new round trip, so a pipeline written at once is one round
@@ -20,49 +20,27 @@ import (
 // in order, so that a Fault can act on the reply of one command even inside a pipeline: swallow
 // it and cut the connection (the command ran, its reply is lost), pass half of it on and cut,
 // hold it back for a while, answer in the server's place with an error reply of the test's
-// choosing, or never answer at all.
+// choosing, or never answer at all. A fault can also refuse connections.
+//
+// The log (proxy_log.go) says of every command whether it reached the server, whether the
+// server ran it, and whether its reply reached the client.
 type Proxy struct {
-	ln     net.Listener
+	addr   string
 	target string
 	active sync.WaitGroup
 
-	mu     sync.Mutex
-	trips  map[string]int64 // "XGROUP CREATE + XINFO GROUPS" -> round trips that carried exactly that
-	conns  int64
-	faults []*Fault
-	hits   map[*Fault]int
-}
-
-// Action is what a Fault does to the reply of a command it matches.
-type Action int
-
-const (
-	// DropReply passes the command on to the server, swallows its reply and cuts the client's
-	// connection: the command ran, and the client never learns how it went.
-	DropReply Action = iota + 1
-	// CutReply passes the command on and the first half of its reply back, then cuts the
-	// client's connection in the middle of the reply.
-	CutReply
-	// DelayReply passes the command on and holds its reply back for Fault.Delay.
-	DelayReply
-	// Answer does not pass the command on: the client gets Fault.Reply as an error reply
-	// ("LOADING Valkey is loading the dataset in memory"), as if the server had said it.
-	Answer
-	// Hang does not pass the command on and never answers it (nor anything after it on the
-	// connection): a server that accepts and never replies.
-	Hang
-)
-
-// Fault acts on the replies of the commands it matches.
-type Fault struct {
-	// Command is the command as the proxy names it: "XGROUP CREATE", "XINFO GROUPS", "HELLO",
-	// "SELECT", "WAIT". Empty matches every command.
-	Command string
-	Action  Action
-	Reply   string        // Answer's error reply, without the leading "-"
-	Delay   time.Duration // DelayReply's delay
-	// Times is how many matches the fault acts on; 0 means every one.
-	Times int
+	mu      sync.Mutex
+	ln      net.Listener
+	closed  bool
+	resumed chan struct{}    // while the proxy stops listening (Refuse): closed when it listens again
+	trips   map[string]int64 // "XGROUP CREATE + XINFO GROUPS" -> round trips that carried exactly that
+	conns   int64
+	faults  []*Fault
+	seen    map[*Fault]int
+	hits    map[*Fault]int
+	logging bool
+	log     []Record
+	logBase int // the index, since the start, of log[0]
 }
 
 // StartProxy listens on a free loopback port and forwards every connection to target.
@@ -71,7 +49,8 @@ func StartProxy(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, trips: map[string]int64{}, hits: map[*Fault]int{}}
+	p := &Proxy{addr: ln.Addr().String(), ln: ln, target: target, trips: map[string]int64{},
+		seen: map[*Fault]int{}, hits: map[*Fault]int{}}
 	go p.accept()
 	return p, nil
 }
@@ -90,71 +69,59 @@ func StartProxyT(tb testing.TB, target string, faults ...Fault) *Proxy {
 }
 
 // Inject replaces the proxy's faults; connections already open use the new ones from their
-// next command on. Inject() with no fault makes the proxy faithful again.
+// next command on. Inject() with no fault makes the proxy faithful again. When a Refuse fault
+// has stopped the proxy listening, Inject first waits until it listens again.
 func (p *Proxy) Inject(faults ...Fault) {
 	p.mu.Lock()
+	for p.resumed != nil {
+		resumed := p.resumed
+		p.mu.Unlock()
+		<-resumed
+		p.mu.Lock()
+	}
 	defer p.mu.Unlock()
 	p.faults = p.faults[:0]
 	for i := range faults {
 		f := faults[i]
 		p.faults = append(p.faults, &f)
 	}
-	p.hits = map[*Fault]int{}
-}
-
-// Hits is how many commands the proxy's faults have acted on so far.
-func (p *Proxy) Hits() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, h := range p.hits {
-		n += h
-	}
-	return n
+	p.seen, p.hits = map[*Fault]int{}, map[*Fault]int{}
 }
 
 // Addr is the proxy's host:port.
-func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+func (p *Proxy) Addr() string { return p.addr }
 
 // URL is the valkey:// URL of database 0 through the proxy.
 func (p *Proxy) URL() string { return "valkey://" + p.Addr() + "/0" }
 
 // Close stops accepting connections.
-func (p *Proxy) Close() { _ = p.ln.Close() }
-
-// Take waits (briefly) for open connections to end, then returns the counts and zeroes them.
-func (p *Proxy) Take() (trips map[string]int64, conns int64) {
-	done := make(chan struct{})
-	go func() { p.active.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Second):
-	}
+func (p *Proxy) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	trips, conns = p.trips, p.conns
-	p.trips, p.conns = map[string]int64{}, 0
-	return trips, conns
-}
-
-// match is the fault that acts on command, counting the hit, or nil.
-func (p *Proxy) match(command string) *Fault {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, f := range p.faults {
-		if (f.Command == "" || f.Command == command) && (f.Times == 0 || p.hits[f] < f.Times) {
-			p.hits[f]++
-			return f
-		}
-	}
-	return nil
+	p.closed = true
+	_ = p.ln.Close()
 }
 
 func (p *Proxy) accept() {
 	for {
-		client, err := p.ln.Accept()
+		p.mu.Lock()
+		ln := p.ln
+		p.mu.Unlock()
+		client, err := ln.Accept()
 		if err != nil {
-			return
+			p.mu.Lock()
+			closed, resumed := p.closed, p.resumed
+			p.mu.Unlock()
+			if closed {
+				return
+			}
+			if resumed != nil {
+				<-resumed // Refuse stopped listening for a while
+			}
+			continue
+		}
+		if p.refused(client) {
+			continue
 		}
 		p.active.Add(1)
 		go p.relay(client)
@@ -164,6 +131,7 @@ func (p *Proxy) accept() {
 // pending is one command on its way: its reply is relayed (or replaced) in order.
 type pending struct {
 	fault *Fault // nil: relay the reply as it is
+	index int    // in the log
 }
 
 func (p *Proxy) relay(client net.Conn) {
@@ -176,15 +144,17 @@ func (p *Proxy) relay(client net.Conn) {
 	defer func() { _ = server.Close() }()
 	p.mu.Lock()
 	p.conns++
+	conn := p.conns
 	p.mu.Unlock()
 
-	c := &proxyConn{proxy: p, client: client, server: server, queue: make(chan pending, 1024)}
+	c := &proxyConn{proxy: p, id: conn, client: client, server: server, queue: make(chan pending, 1024)}
 	go c.replies()
 	c.requests()
 }
 
 type proxyConn struct {
 	proxy          *Proxy
+	id             int64
 	client, server net.Conn
 	queue          chan pending
 
@@ -212,19 +182,19 @@ func (c *proxyConn) requests() {
 			buf = append(buf, chunk[:n]...)
 			var forward []byte
 			for {
-				name, used := parseCommand(buf)
+				cmd, used := parseCommand(buf)
 				if used == 0 {
 					break
 				}
 				c.mu.Lock()
-				c.trip = append(c.trip, name)
+				c.trip = append(c.trip, cmd.name)
 				c.outstanding++
 				c.mu.Unlock()
-				f := c.proxy.match(name)
+				f := c.proxy.matchCommand(cmd)
 				if f == nil || (f.Action != Answer && f.Action != Hang) {
 					forward = append(forward, buf[:used]...)
 				}
-				c.queue <- pending{fault: f}
+				c.queue <- pending{fault: f, index: c.proxy.record(c.id, cmd, f)}
 				buf = buf[used:]
 			}
 			if len(forward) > 0 {
@@ -239,39 +209,54 @@ func (c *proxyConn) requests() {
 	}
 }
 
-// replies relays the server's replies to the client in command order, acting on faults.
+// replies relays the server's replies to the client in command order, acting on faults. What
+// it never answers stays undelivered in the log.
 func (c *proxyConn) replies() {
+	var unanswered []int
 	defer func() { _ = c.client.Close() }()
+	defer func() {
+		for entry := range c.queue { // until the client goes away
+			unanswered = append(unanswered, entry.index)
+		}
+		c.proxy.unsettled(unanswered)
+	}()
 	rd := bufio.NewReader(c.server)
 	for entry := range c.queue {
 		f := entry.fault
 		if f != nil && f.Action == Hang {
-			for range c.queue { // answer nothing, ever, until the client goes away
-			}
-			return
+			unanswered = append(unanswered, entry.index)
+			return // answer nothing, ever, until the client goes away
 		}
 		var reply []byte
-		if f != nil && f.Action == Answer {
-			reply = []byte("-" + f.Reply + "\r\n")
-		} else {
+		ran := f == nil || f.Action != Answer
+		if ran {
 			var err error
 			if reply, err = readReply(rd); err != nil {
+				unanswered = append(unanswered, entry.index)
+				_ = c.client.Close() // the server went away: so does the client's connection
 				return
 			}
+		} else {
+			reply = []byte("-" + f.Reply + "\r\n")
 		}
 		switch {
 		case f == nil || f.Action == Answer:
 		case f.Action == DropReply:
+			c.proxy.settle(entry.index, ran, reply, false)
 			c.cutClient()
 			return
 		case f.Action == CutReply:
 			_, _ = c.client.Write(reply[:len(reply)/2])
+			c.proxy.settle(entry.index, ran, reply, false)
 			c.cutClient()
 			return
 		case f.Action == DelayReply:
 			time.Sleep(f.Delay)
 		}
-		if c.write(reply) != nil {
+		err := c.write(reply)
+		c.proxy.settle(entry.index, ran, reply, err == nil)
+		if err != nil {
+			_ = c.client.Close()
 			return
 		}
 	}
@@ -296,19 +281,4 @@ func (c *proxyConn) cutClient() {
 	}
 	_ = c.client.Close()
 	_ = c.server.Close()
-}
-
-func (c *proxyConn) finishTrip() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.finishTripLocked()
-}
-
-func (c *proxyConn) finishTripLocked() {
-	if c.tripBegun && len(c.trip) > 0 {
-		c.proxy.mu.Lock()
-		c.proxy.trips[strings.Join(c.trip, " + ")]++
-		c.proxy.mu.Unlock()
-	}
-	c.trip, c.tripBegun = nil, true
 }

@@ -141,3 +141,146 @@ func TestProxy_DelayAndHang(t *testing.T) {
 		t.Errorf("PING to a proxy that never answers: %v, want a timeout", err)
 	}
 }
+
+func TestProxy_KeyAndAfterPickOneCommandOfAPipeline(t *testing.T) {
+	t.Parallel()
+	srv := StartT(t)
+	a, b := Key(t, "{%s}:a"), Key(t, "{%s}:b")
+	// The second GET of key b, and only that one: not the GETs of a, not the first GET of b.
+	p := StartProxyT(t, srv.Addr(), Fault{Command: "GET", Key: b, After: 1, Times: 1, Action: Answer, Reply: "ERR injected"})
+	rdb := proxiedClient(t, p)
+	ctx := context.Background()
+	var gets []*redis.StringCmd
+	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Set(ctx, a, "1", 0)
+		pipe.Set(ctx, b, "2", 0)
+		for _, k := range []string{a, b, a, b, b} {
+			gets = append(gets, pipe.Get(ctx, k))
+		}
+		return nil
+	})
+	for i, get := range gets {
+		wantErr := i == 3
+		if err := get.Err(); (err != nil) != wantErr || (wantErr && err.Error() != "ERR injected") {
+			t.Errorf("GET %d: %q, %v; want the injected error only on the second GET of %s", i, get.Val(), err, b)
+		}
+	}
+}
+
+func TestProxy_LogSaysWhatBecameOfEachCommand(t *testing.T) {
+	t.Parallel()
+	srv := StartT(t)
+	key := Key(t, "{%s}:s")
+	p := StartProxyT(t, srv.Addr(), Fault{Command: "XINFO GROUPS", Action: DropReply, Times: 1})
+	p.KeepLog()
+	rdb := proxiedClient(t, p)
+	ctx := context.Background()
+	_, _ = rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.XGroupCreateMkStream(ctx, key, "g", "$")
+		pipe.Do(ctx, "XINFO", "GROUPS", key)
+		pipe.Do(ctx, "XINFO", "STREAM", key)
+		return nil
+	})
+	var log []Record
+	for _, r := range p.Log() {
+		if r.Command != "HELLO" { // the connection's handshake
+			log = append(log, r)
+		}
+	}
+	if len(log) != 3 {
+		t.Fatalf("log %+v, want the three commands", log)
+	}
+	create, groups, stream := log[0], log[1], log[2]
+	if create.Command != "XGROUP CREATE" || create.Key != key || !slicesEqual(create.Args, []string{key, "g", "$", "mkstream"}) ||
+		!create.Forwarded || !create.Ran || !create.Delivered || create.Reply != "+OK" || create.Struck(time.Second) {
+		t.Errorf("the create: %+v; want it forwarded, run, answered +OK and delivered", create)
+	}
+	if groups.Action != DropReply || !groups.Ran || groups.Delivered || !groups.Struck(time.Second) {
+		t.Errorf("the dropped XINFO GROUPS: %+v; want it run, its reply not delivered", groups)
+	}
+	if stream.Delivered || !stream.Struck(time.Second) {
+		t.Errorf("the XINFO STREAM after the cut: %+v; want its reply never delivered", stream)
+	}
+	if len(p.Log()) != 0 {
+		t.Error("Log must forget what it returned")
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+func TestProxy_RefuseResetsAConnectionThenRefusesDials(t *testing.T) {
+	t.Parallel()
+	srv := StartT(t)
+	p := StartProxyT(t, srv.Addr(), Fault{Action: Refuse, Times: 1, Delay: 500 * time.Millisecond})
+	ctx := context.Background()
+	first := proxiedClient(t, p)
+	if err := first.Ping(ctx).Err(); err == nil {
+		t.Fatal("PING on the refused connection succeeded")
+	}
+	// While the proxy stops listening, a dial is refused outright.
+	if conn, err := net.DialTimeout("tcp", p.Addr(), time.Second); err == nil {
+		_ = conn.Close()
+		t.Error("a dial while the proxy stops listening succeeded")
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial while refusing: %v, want ECONNREFUSED", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if err := proxiedClient(t, p).Ping(ctx).Err(); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the proxy did not listen again after the Refuse delay: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if p.Hits() != 1 {
+		t.Errorf("hits %d, want the one refused connection", p.Hits())
+	}
+}
+
+// TestProxiedCluster_ClientsReachNodesOnlyThroughTheProxies: a cluster client given the proxies
+// learns only proxy addresses (CLUSTER SLOTS, MOVED), so every command of keys on every node is
+// in the proxies' logs, and a fault injected there reaches it.
+func TestProxiedCluster_ClientsReachNodesOnlyThroughTheProxies(t *testing.T) {
+	t.Parallel()
+	pc := StartProxiedClusterT(t, 3)
+	for _, p := range pc.Proxies {
+		p.KeepLog()
+	}
+	ctx := context.Background()
+	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: pc.ProxyAddrs()[:1], Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer rdb.Close()
+	keys := []string{"{a}:k", "{b}:k", "{c}:k"} // slots 15495, 3300, 7365: one on each master
+	for _, k := range keys {
+		if err := rdb.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatalf("SET %s through the proxies: %v", k, err)
+		}
+	}
+	_ = rdb.Close()
+	seen := map[string]int{}
+	for i, p := range pc.Proxies {
+		for _, r := range p.Log() {
+			if r.Command == "SET" {
+				seen[r.Key]++
+				owner, err := pc.NodeOf(ctx, int(pc.Nodes[i].KeySlots(t, []string{r.Key})[0]))
+				if err != nil || owner != pc.Nodes[i] {
+					t.Errorf("SET %s went through the proxy of %s, which does not own its slot (owner %v, %v)", r.Key, pc.Nodes[i].Addr(), owner, err)
+				}
+			}
+		}
+	}
+	for _, k := range keys {
+		if seen[k] != 1 {
+			t.Errorf("SET %s passed the proxies %d times, want once", k, seen[k])
+		}
+	}
+	// A fault in the proxies reaches the cluster client.
+	for _, p := range pc.Proxies {
+		p.Inject(Fault{Command: "GET", Action: Answer, Reply: "ERR injected"})
+	}
+	faulted := redis.NewClusterClient(&redis.ClusterOptions{Addrs: pc.ProxyAddrs()[1:2], Protocol: 2, DisableIdentity: true, MaxRetries: -1})
+	defer faulted.Close()
+	if err := faulted.Get(ctx, keys[0]).Err(); err == nil || err.Error() != "ERR injected" {
+		t.Errorf("GET through the faulted proxies: %v, want the injected error", err)
+	}
+}

@@ -63,9 +63,36 @@ func copyReply(rd *bufio.Reader, out *bytes.Buffer) error {
 	return errors.New("unknown reply type " + strconv.Quote(string(line[:1])))
 }
 
-// parseCommand reads one RESP array of bulk strings from b and names it (the command, plus
-// the subcommand for container commands). used is 0 when b holds no complete command yet.
-func parseCommand(b []byte) (name string, used int) {
+// command is one command a client wrote, as the proxy names it (the command, plus the
+// subcommand for container commands), with its first arguments after that name.
+type command struct {
+	name string
+	args []string // at most maxArgs; none for HELLO and AUTH, which carry passwords
+}
+
+// maxArgs is how many arguments of a command the proxy keeps: XGROUP CREATE's key, group, ID
+// and MKSTREAM.
+const maxArgs = 4
+
+// keyless are the commands, as the proxy names them, whose first argument is not a key.
+var keyless = map[string]bool{
+	"HELLO": true, "AUTH": true, "SELECT": true, "PING": true, "WAIT": true, "SCAN": true, "INFO": true,
+	"QUIT": true, "READONLY": true, "ASKING": true, "MULTI": true, "EXEC": true, "COMMAND": true,
+	"INLINE": true, "EMPTY": true,
+}
+
+// key is the key the command names, or "" for a command without one.
+func (c command) key() string {
+	if len(c.args) == 0 || keyless[c.name] || strings.HasPrefix(c.name, "CLUSTER ") ||
+		strings.HasPrefix(c.name, "CLIENT ") || strings.HasPrefix(c.name, "CONFIG ") {
+		return ""
+	}
+	return c.args[0]
+}
+
+// parseCommand reads one RESP array of bulk strings from b. used is 0 when b holds no complete
+// command yet.
+func parseCommand(b []byte) (cmd command, used int) {
 	line := func(at int) (string, int) {
 		i := bytes.Index(b[at:], []byte("\r\n"))
 		if i < 0 {
@@ -76,9 +103,9 @@ func parseCommand(b []byte) (name string, used int) {
 	head, at := line(0)
 	if at < 0 || !strings.HasPrefix(head, "*") {
 		if at < 0 {
-			return "", 0
+			return command{}, 0
 		}
-		return "INLINE", at // an inline command, as a bare PING might be
+		return command{name: "INLINE"}, at // an inline command, as a bare PING might be
 	}
 	n, _ := strconv.Atoi(head[1:])
 	var args []string
@@ -86,26 +113,30 @@ func parseCommand(b []byte) (name string, used int) {
 		var h string
 		h, at = line(at)
 		if at < 0 {
-			return "", 0
+			return command{}, 0
 		}
 		size, _ := strconv.Atoi(strings.TrimPrefix(h, "$"))
 		if len(b) < at+size+2 {
-			return "", 0
+			return command{}, 0
 		}
-		if len(args) < 2 {
+		if len(args) < 2+maxArgs {
 			args = append(args, string(b[at:at+size]))
 		}
 		at += size + 2
 	}
 	if len(args) == 0 {
-		return "EMPTY", at
+		return command{name: "EMPTY"}, at
 	}
-	cmd := strings.ToUpper(args[0])
-	switch cmd {
+	cmd.name, args = strings.ToUpper(args[0]), args[1:]
+	switch cmd.name {
 	case "XGROUP", "XINFO", "CONFIG", "CLIENT", "CLUSTER", "OBJECT", "MEMORY":
-		if len(args) > 1 {
-			cmd += " " + strings.ToUpper(args[1])
+		if len(args) > 0 {
+			cmd.name += " " + strings.ToUpper(args[0])
+			args = args[1:]
 		}
+	}
+	if cmd.name != "HELLO" && cmd.name != "AUTH" {
+		cmd.args = args[:min(len(args), maxArgs)]
 	}
 	return cmd, at
 }

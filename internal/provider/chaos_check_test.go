@@ -1,0 +1,505 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The invariants the campaign checks after every step that ran the CLI. Each takes what the
+// step saw (chaosObservation) and returns what it found wrong, and how many assertions it made.
+
+// chaosEntry is one valkey_stream_group in terraform.tfstate.
+type chaosEntry struct {
+	Stream, Name string
+	Start        *string
+	Adopted      bool
+	ID           string
+	Identity     map[string]string
+}
+
+func (e chaosEntry) group() [2]string { return [2]string{e.Stream, e.Name} }
+
+// readChaosState reads terraform.tfstate itself (no CLI run): the groups by address, and the
+// file's bytes (nil when there is no state yet).
+func readChaosState(dir string) (map[string]chaosEntry, []byte, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "terraform.tfstate"))
+	if os.IsNotExist(err) {
+		return map[string]chaosEntry{}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var state struct {
+		Resources []struct {
+			Mode, Type, Name string
+			Instances        []struct {
+				Attributes struct {
+					ID         string  `json:"id"`
+					Stream     string  `json:"stream"`
+					Name       string  `json:"name"`
+					GroupStart *string `json:"group_start"`
+					Adopted    bool    `json:"adopted"`
+				} `json:"attributes"`
+				Identity map[string]string `json:"identity"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		return nil, nil, fmt.Errorf("terraform.tfstate: %w", err)
+	}
+	entries := map[string]chaosEntry{}
+	for _, r := range state.Resources {
+		if r.Mode != "managed" || r.Type != "valkey_stream_group" {
+			continue
+		}
+		for _, in := range r.Instances {
+			a := in.Attributes
+			entries["valkey_stream_group."+r.Name] = chaosEntry{Stream: a.Stream, Name: a.Name, Start: a.GroupStart, Adopted: a.Adopted,
+				ID: a.ID, Identity: in.Identity}
+		}
+	}
+	return entries, raw, nil
+}
+
+// chaosMessages are the -json stream's messages about resources: what was planned for each
+// address, which applies began.
+type chaosMessages struct {
+	planned   map[string]string // address -> create, update, delete, replace, ...
+	started   map[string]bool
+	completed map[string][]string // address -> the actions applied: create, update, delete
+}
+
+func readChaosMessages(stdout []byte) chaosMessages {
+	m := chaosMessages{planned: map[string]string{}, started: map[string]bool{}, completed: map[string][]string{}}
+	for line := range bytes.Lines(stdout) {
+		var msg struct {
+			Type   string `json:"type"`
+			Change struct {
+				Resource struct{ Addr string } `json:"resource"`
+				Action   string                `json:"action"`
+			} `json:"change"`
+			Hook struct {
+				Resource struct{ Addr string } `json:"resource"`
+				Action   string                `json:"action"`
+			} `json:"hook"`
+		}
+		if json.Unmarshal(line, &msg) != nil {
+			continue
+		}
+		switch msg.Type {
+		case "planned_change":
+			m.planned[msg.Change.Resource.Addr] = msg.Change.Action
+		case "apply_start":
+			m.started[msg.Hook.Resource.Addr] = true
+		case "apply_complete":
+			m.completed[msg.Hook.Resource.Addr] = append(m.completed[msg.Hook.Resource.Addr], msg.Hook.Action)
+		}
+	}
+	return m
+}
+
+// chaosObservation is everything one CLI step saw.
+type chaosObservation struct {
+	step          chaosStep
+	kind          stepKind // what ran: apply-saved with no saved plan runs as apply
+	res           cliResult
+	preBytes      []byte
+	postBytes     []byte
+	pre, post     map[string]chaosEntry
+	before, after *chaosModel // the model before the step, and after its creates
+	log           []valkeytest.Record
+	msgs          chaosMessages
+	declared      map[string]chaosResource // by address, as the step's configuration declared them
+	imported      string                   // the address an import step took
+	addrs         []string                 // what the provider was given
+	acted         int                      // faults that acted in the step
+}
+
+type chaosCheck struct {
+	name  string
+	check func(o *chaosObservation) (problems []string, checked int)
+}
+
+var chaosInvariants = []chaosCheck{
+	{"no panic, no crash", checkNoPanic},
+	{"every error (and skipped check) names the address and the cause", checkErrorsNamed},
+	{"state keeps what the server has; a failed refresh keeps it byte for byte", checkStateKept},
+	{"adopted is true to what was on the server before the create", checkAdopted},
+	{"XGROUP CREATE at most once per group and apply", checkCreateOnce},
+	{"outcome unknown exactly when a fault struck the create after it was written", checkUnknownOutcome},
+	{"a group the provider created starts where group_start says", checkStart},
+	{"the provider sends reads and XGROUP CREATE only, and XGROUP CREATE only to apply", checkOnlyReads},
+	{"every state entry's id and identity name its group", checkIdentity},
+	{"a plan no fault touched previews what the server holds", checkPreview},
+}
+
+// chaosCrashed are what the CLI prints when a provider crashes or hangs up.
+var chaosCrashed = []string{"panic:", "goroutine ", "Plugin did not respond", "The plugin encountered an error",
+	"plugin exited", "rpc error: code = Unavailable", "Provider produced inconsistent"}
+
+func checkNoPanic(o *chaosObservation) ([]string, int) {
+	out := string(o.res.output())
+	for _, m := range chaosCrashed {
+		if strings.Contains(out, m) {
+			return []string{fmt.Sprintf("terraform %s printed %q", o.res.command, m)}, 1
+		}
+	}
+	return nil, 1
+}
+
+// chaosSummaries are the error summaries the provider may give in the campaign.
+var chaosSummaries = []string{"Consumer Group Not Created", "Consumer Group Outcome Unknown", "Consumer Group Not Read",
+	"Consumer Group Not Imported", "Consumer Group Not Found For Import", "Consumer Group Cannot Be Created"}
+
+// chaosCauses are the words that name a cause: the transport's, the server's (the injected
+// replies' codes, a key of another type), and an import's missing group.
+var chaosCauses = []string{"EOF", "connection reset by peer", "i/o timeout", "connection refused", "broken pipe",
+	"LOADING", "OOM", "READONLY", "NOPERM", "ERR chaos", "CLUSTERDOWN", "TRYAGAIN", "holds a ", "has no consumer group"}
+
+// chaosError is one error the CLI reported: a -json diagnostic, or a block of a human-readable
+// run (import).
+type chaosError struct{ summary, detail, address string }
+
+var humanError = regexp.MustCompile(`(?m)^Error: (.*)$`)
+
+func (o *chaosObservation) errors() []chaosError {
+	var out []chaosError
+	if o.kind == stepImportCLI {
+		text := string(o.res.stderr)
+		idx := humanError.FindAllStringSubmatchIndex(text, -1)
+		for i, m := range idx {
+			end := len(text)
+			if i+1 < len(idx) {
+				end = idx[i+1][0]
+			}
+			out = append(out, chaosError{summary: text[m[2]:m[3]], detail: text[m[3]:end]})
+		}
+		return out
+	}
+	for _, d := range o.res.diags {
+		if d.Severity == tfjson.DiagnosticSeverityError {
+			out = append(out, chaosError{summary: d.Summary, detail: d.Detail, address: d.Address})
+		}
+	}
+	return out
+}
+
+func checkErrorsNamed(o *chaosObservation) ([]string, int) {
+	var problems []string
+	errs := o.errors()
+	if o.res.err != nil && len(errs) == 0 {
+		problems = append(problems, fmt.Sprintf("terraform %s failed (%v) with no error diagnostic", o.res.command, o.res.err))
+	}
+	for _, e := range errs {
+		detail := unwrap(e.detail)
+		if !slices.Contains(chaosSummaries, e.summary) {
+			problems = append(problems, fmt.Sprintf("unexpected error %q: %s", e.summary, detail))
+			continue
+		}
+		if !slices.ContainsFunc(o.addrs, func(a string) bool { return strings.Contains(detail, a) }) {
+			problems = append(problems, fmt.Sprintf("error %q names none of %v: %s", e.summary, o.addrs, detail))
+		}
+		if !slices.ContainsFunc(chaosCauses, func(c string) bool { return strings.Contains(detail, c) }) {
+			problems = append(problems, fmt.Sprintf("error %q names no cause: %s", e.summary, detail))
+		}
+	}
+	// A plan whose check could not reach the server says so in a warning, with the same facts.
+	skipped := 0
+	for _, d := range o.res.diags {
+		if d.Severity != tfjson.DiagnosticSeverityWarning || !strings.HasPrefix(d.Summary, "Plan-Time Group Check Skipped") &&
+			d.Summary != "Replay Check Skipped" {
+			continue
+		}
+		skipped++
+		detail := unwrap(d.Detail)
+		if !slices.ContainsFunc(o.addrs, func(a string) bool { return strings.Contains(detail, a) }) ||
+			!slices.ContainsFunc(chaosCauses, func(c string) bool { return strings.Contains(detail, c) }) {
+			problems = append(problems, fmt.Sprintf("warning %q does not name the address and the cause: %s", d.Summary, detail))
+		}
+	}
+	return problems, 1 + len(errs) + skipped
+}
+
+func checkStateKept(o *chaosObservation) ([]string, int) {
+	var problems []string
+	checked := 1
+	unchanged := bytes.Equal(o.preBytes, o.postBytes)
+	failed := o.res.err != nil
+	switch {
+	case o.kind == stepPlan && !unchanged:
+		problems = append(problems, "terraform plan changed terraform.tfstate")
+	case failed && o.kind == stepRefresh && !unchanged:
+		problems = append(problems, "a failed refresh changed terraform.tfstate")
+	case failed && len(o.msgs.started) == 0 && !unchanged && o.kind != stepImportCLI:
+		problems = append(problems, fmt.Sprintf("terraform %s failed before applying anything, and changed terraform.tfstate", o.res.command))
+	}
+	for addr, e := range o.pre {
+		checked++
+		if now, kept := o.post[addr]; kept && now.group() == e.group() {
+			continue
+		}
+		if !o.before.has(e.Stream, e.Name) || !o.after.has(e.Stream, e.Name) {
+			continue // the server did not have it when Terraform read it
+		}
+		if action := o.msgs.planned[addr]; o.kind == stepDestroy || action == "delete" || action == "replace" {
+			continue // a destroy was asked
+		}
+		problems = append(problems, fmt.Sprintf("%s (group %q of %q) left state although the server holds the group throughout",
+			addr, e.Name, e.Stream))
+	}
+	return problems, checked
+}
+
+// creates are the step's XGROUP CREATE commands for group g, in order.
+func (o *chaosObservation) creates(g [2]string) []valkeytest.Record {
+	var out []valkeytest.Record
+	for _, r := range o.log {
+		if r.Command == "XGROUP CREATE" && len(r.Args) >= 2 && r.Args[0] == g[0] && r.Args[1] == g[1] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// heard tells whether the client can have read the reply to r.
+func heard(r valkeytest.Record) bool {
+	lost := r.Action == valkeytest.DropReply || r.Action == valkeytest.CutReply || r.Action == valkeytest.Hang
+	return r.Delivered && !lost && r.Took < chaosCommandTimeout
+}
+
+func checkAdopted(o *chaosObservation) ([]string, int) {
+	var problems []string
+	checked := 0
+	for addr, e := range o.post {
+		checked++
+		p, inPre := o.pre[addr]
+		fresh := !inPre || p.group() != e.group() || slices.Contains(o.msgs.completed[addr], "create")
+		if !fresh {
+			switch {
+			case p.Adopted != e.Adopted:
+				problems = append(problems, fmt.Sprintf("%s kept its group but adopted changed from %v to %v", addr, p.Adopted, e.Adopted))
+			case p.Start != nil && (e.Start == nil || *e.Start != *p.Start):
+				problems = append(problems, fmt.Sprintf("%s kept its group but group_start changed from %q to %v with no replacement", addr, *p.Start, e.Start))
+			}
+			continue
+		}
+		existed := o.before.has(e.Stream, e.Name)
+		if addr == o.imported {
+			if !e.Adopted || !existed {
+				problems = append(problems, fmt.Sprintf("%s was imported with adopted = %v; the group existed before: %v", addr, e.Adopted, existed))
+			}
+			continue
+		}
+		creates := o.creates(e.group())
+		if len(creates) == 0 {
+			problems = append(problems, fmt.Sprintf("%s was written to state (adopted = %v) with no XGROUP CREATE of group %q of %q",
+				addr, e.Adopted, e.Name, e.Stream))
+			continue
+		}
+		last := creates[len(creates)-1]
+		switch {
+		case !heard(last):
+			problems = append(problems, fmt.Sprintf("%s was written to state (adopted = %v) although the reply to its XGROUP CREATE never reached the provider (%s, delivered %v after %v)",
+				addr, e.Adopted, last.Action, last.Delivered, last.Took))
+		case !e.Adopted && existed:
+			problems = append(problems, fmt.Sprintf("%s has adopted = false, but group %q of %q existed before its XGROUP CREATE (reply %q)",
+				addr, e.Name, e.Stream, last.Reply))
+		case !e.Adopted && last.Reply != "+OK":
+			problems = append(problems, fmt.Sprintf("%s has adopted = false, but its XGROUP CREATE answered %q", addr, last.Reply))
+		case e.Adopted && !existed:
+			problems = append(problems, fmt.Sprintf("%s has adopted = true, but group %q of %q did not exist before this apply's XGROUP CREATE (replies: %s)",
+				addr, e.Name, e.Stream, replies(creates)))
+		case e.Adopted != (o.warnings(groupSummary(e.Stream, e.Name, adoptedNotCreated, "")) > 0):
+			problems = append(problems, fmt.Sprintf("%s has adopted = %v, and the apply warned %d times that group %q of %q was adopted",
+				addr, e.Adopted, o.warnings(groupSummary(e.Stream, e.Name, adoptedNotCreated, "")), e.Name, e.Stream))
+		}
+	}
+	return problems, checked
+}
+
+func replies(records []valkeytest.Record) string {
+	out := make([]string, len(records))
+	for i, r := range records {
+		out[i] = fmt.Sprintf("%q (%s, delivered %v)", r.Reply, r.Action, r.Delivered)
+	}
+	return strings.Join(out, ", ")
+}
+
+func checkCreateOnce(o *chaosObservation) ([]string, int) {
+	var problems []string
+	count := map[[2]string]int{}
+	for _, r := range o.log {
+		if r.Command == "XGROUP CREATE" && len(r.Args) >= 2 {
+			count[[2]string{r.Args[0], r.Args[1]}]++
+		}
+	}
+	for g, n := range count {
+		if n > 1 {
+			problems = append(problems, fmt.Sprintf("XGROUP CREATE of group %q of %q was sent %d times in one %s (replies: %s)",
+				g[1], g[0], n, o.res.command, replies(o.creates(g))))
+		}
+	}
+	return problems, len(count)
+}
+
+func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
+	var problems []string
+	checked := 0
+	unknown := map[string]bool{}
+	for _, e := range o.errors() {
+		if e.summary != "Consumer Group Outcome Unknown" {
+			continue
+		}
+		checked++
+		unknown[e.address] = true
+		r, ok := o.declared[e.address]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("outcome unknown for %q, which the configuration does not declare", e.address))
+			continue
+		}
+		creates := o.creates([2]string{r.Stream, r.Name})
+		if !slices.ContainsFunc(creates, func(c valkeytest.Record) bool { return c.Struck(chaosCommandTimeout / 2) }) {
+			problems = append(problems, fmt.Sprintf("%s reported its outcome unknown, but no fault struck its XGROUP CREATE (%s)", e.address, replies(creates)))
+		}
+	}
+	for addr, r := range o.declared {
+		for _, c := range o.creates([2]string{r.Stream, r.Name}) {
+			checked++
+			if !c.Delivered && !unknown[addr] {
+				problems = append(problems, fmt.Sprintf("the reply to %s's XGROUP CREATE never reached the provider (%s), yet it did not report the outcome unknown",
+					addr, c.Action))
+			}
+		}
+	}
+	return problems, checked
+}
+
+func checkStart(o *chaosObservation) ([]string, int) {
+	var problems []string
+	checked := 0
+	for addr, e := range o.post {
+		if e.Adopted || e.Start == nil {
+			continue
+		}
+		g, ok := o.after.group(e.Stream, e.Name)
+		if !ok || g.By != "provider" {
+			continue // gone, or made again by another client: nothing to compare
+		}
+		checked++
+		if want := map[string]string{"head": "0", "new": "$"}[*e.Start]; g.ID != want {
+			problems = append(problems, fmt.Sprintf("%s says group_start %q, but the XGROUP CREATE that made group %q of %q (step %d) sent ID %q",
+				addr, *e.Start, e.Name, e.Stream, g.Step, g.ID))
+		}
+	}
+	return problems, checked
+}
+
+// chaosReads are the commands the provider may send besides XGROUP CREATE.
+var chaosReads = []string{"HELLO", "SELECT", "PING", "XINFO GROUPS", "XINFO STREAM", "XINFO CONSUMERS", "TYPE", "WAIT",
+	"SCAN", "CLUSTER SLOTS", "CLUSTER SHARDS", "CLUSTER NODES", "COMMAND", "READONLY", "ASKING", "QUIT"}
+
+func checkOnlyReads(o *chaosObservation) ([]string, int) {
+	var problems []string
+	writes := o.kind == stepApply || o.kind == stepApplySaved || o.kind == stepImportBlock
+	for _, r := range o.log {
+		switch {
+		case r.Command == "XGROUP CREATE" && !writes:
+			problems = append(problems, fmt.Sprintf("terraform %s sent XGROUP CREATE %v", o.res.command, r.Args))
+		case r.Command != "XGROUP CREATE" && !slices.Contains(chaosReads, r.Command):
+			problems = append(problems, fmt.Sprintf("terraform %s sent %s %v", o.res.command, r.Command, r.Args))
+		}
+	}
+	return problems, len(o.log)
+}
+
+// warnings counts the step's warnings with summary.
+func (o *chaosObservation) warnings(summary string) int {
+	n := 0
+	for _, d := range o.res.diags {
+		if d.Severity == tfjson.DiagnosticSeverityWarning && d.Summary == summary {
+			n++
+		}
+	}
+	return n
+}
+
+// warningsPrefixed counts the step's warnings whose summary starts with prefix.
+func (o *chaosObservation) warningsPrefixed(prefix string) int {
+	n := 0
+	for _, d := range o.res.diags {
+		if d.Severity == tfjson.DiagnosticSeverityWarning && strings.HasPrefix(d.Summary, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func checkIdentity(o *chaosObservation) ([]string, int) {
+	var problems []string
+	for addr, e := range o.post {
+		if e.ID != groupID(e.Stream, e.Name) {
+			problems = append(problems, fmt.Sprintf("%s has id %q, want %q", addr, e.ID, groupID(e.Stream, e.Name)))
+		}
+		if e.Identity != nil && (e.Identity["stream"] != e.Stream || e.Identity["name"] != e.Name) {
+			problems = append(problems, fmt.Sprintf("%s has identity %v for group %q of %q", addr, e.Identity, e.Name, e.Stream))
+		}
+	}
+	return problems, len(o.post)
+}
+
+// checkPreview holds a plan that no fault touched to what the model says of each group it
+// plans to create: adopted if it exists, a new stream if there is none, else the entries that
+// head replays or new skips. An apply shows the previews of its plan and those of the plan
+// Terraform makes again before each resource, when this apply's other creates may have made
+// the stream: there each preview is counted as given or not.
+func checkPreview(o *chaosObservation) ([]string, int) {
+	applies := o.kind == stepApply || o.kind == stepImportBlock
+	if o.kind != stepPlan && !applies || o.acted > 0 || o.kind == stepPlan && o.res.err != nil {
+		return nil, 0
+	}
+	var problems []string
+	checked := 0
+	given := func(n int) bool { return n == 1 || applies && n > 1 }
+	for addr, action := range o.msgs.planned {
+		r, declared := o.declared[addr]
+		if !declared || action != "create" && action != "replace" || addr == o.imported {
+			continue
+		}
+		if p, ok := o.pre[addr]; ok && action == "replace" && p.group() == [2]string{r.Stream, r.Name} {
+			continue // a change of group_start: the group stays, nothing to preview
+		}
+		k := o.before.keys[r.Stream]
+		if k != nil && k.Type != "stream" {
+			continue // the plan fails on the key of another type
+		}
+		checked++
+		exists := o.before.has(r.Stream, r.Name)
+		adopt := o.warningsPrefixed(groupSummary(r.Stream, r.Name, willBeAdopted, ", Lag "))
+		created := o.warnings(fmt.Sprintf("Stream %q Will Be Created", r.Stream))
+		verb := map[string]decision{"head": willReplay, "new": willSkip}[r.Start]
+		var backlog int
+		if k != nil {
+			backlog = o.warnings(groupSummary(r.Stream, r.Name, verb, " "+entriesTitle(k.Length)))
+		}
+		switch {
+		case exists != given(adopt) || !exists && adopt > 0:
+			problems = append(problems, fmt.Sprintf("%s: group %q of %q exists: %v; the plan warned %d times that it will be adopted", addr, r.Name, r.Stream, exists, adopt))
+		case (k == nil) != given(created) || k != nil && created > 0:
+			problems = append(problems, fmt.Sprintf("%s: stream %q exists: %v; the plan said %d times that it will be created", addr, r.Stream, k != nil, created))
+		case k != nil && !exists && (k.Length > 0) != given(backlog):
+			problems = append(problems, fmt.Sprintf("%s: stream %q holds %d entries, and the plan warned %d times %q", addr, r.Stream, k.Length, backlog,
+				groupSummary(r.Stream, r.Name, verb, " "+entriesTitle(k.Length))))
+		}
+	}
+	return problems, checked
+}

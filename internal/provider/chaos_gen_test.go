@@ -1,0 +1,250 @@
+package provider
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// The campaign's generator: a seed gives one sequence of steps, each drawn on its own, so that
+// any subsequence (what shrinking tries) is a valid campaign too. A step fixes its kind, its
+// faults and its CLI settings when it is drawn; what it acts on (which group to add, which
+// stream to delete) is chosen when it runs, from its own Pick, against the campaign's state
+// then.
+
+// chaosStreams are the campaign's stream keys: four hash tags, one on each master of a
+// three-master cluster and one more ({a} and {d} share one), a "/" in one key for the import
+// ID's escaping.
+var chaosStreams = []string{"emq:{a}:stream", "emq:{b}:stream", "emq:{c}:stream", "emq:{d}:stream/main"}
+
+// chaosNames are the group names the campaign declares; "team/search" has a "/" that the import
+// ID writes %2F.
+var chaosNames = []string{"billing", "audit", "shipping", "team/search", "g5"}
+
+// stepKind is what a step does.
+type stepKind int
+
+const (
+	stepPlan        stepKind = iota + 1 // terraform plan, sometimes saved with -out
+	stepApply                           // edit the configuration (add, remove, change groups), then apply
+	stepApplySaved                      // apply the saved plan (a plain apply when there is none to apply)
+	stepRefresh                         // terraform refresh, or apply -refresh-only
+	stepImportBlock                     // an import block (by ID or by identity), then apply
+	stepImportCLI                       // terraform import ADDRESS ID
+	stepDestroy                         // terraform destroy
+	stepOutOfBand                       // another client changes the server
+	stepRestart                         // the server (a cluster node) restarts, with its AOF
+	stepConverge                        // the end: a fault-free apply of the configuration as it is
+)
+
+var stepNames = map[stepKind]string{
+	stepPlan: "plan", stepApply: "apply", stepApplySaved: "apply-saved", stepRefresh: "refresh",
+	stepImportBlock: "import-block", stepImportCLI: "import-cli", stepDestroy: "destroy",
+	stepOutOfBand: "out-of-band", stepRestart: "restart", stepConverge: "converge",
+}
+
+func (k stepKind) String() string { return stepNames[k] }
+
+// stepWeights draw the kinds, in parts of 100.
+var stepWeights = []struct {
+	kind   stepKind
+	weight int
+}{
+	{stepApply, 30}, {stepPlan, 11}, {stepApplySaved, 5}, {stepRefresh, 10}, {stepImportBlock, 6},
+	{stepImportCLI, 5}, {stepDestroy, 4}, {stepOutOfBand, 23}, {stepRestart, 6},
+}
+
+// chaosStep is one step of a campaign.
+type chaosStep struct {
+	N           int // its number in the seed's sequence, from 1
+	Kind        stepKind
+	Pick        uint64 // resolves the step's choices when it runs
+	Faults      []valkeytest.Fault
+	Parallelism int // Terraform's -parallelism: 1 keeps the order of commands, 10 is the default
+	MaxRetries  int // the provider's max_retries for this step
+}
+
+func (s chaosStep) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d: %s", s.N, s.Kind)
+	if s.Kind != stepOutOfBand && s.Kind != stepRestart {
+		fmt.Fprintf(&b, " (parallelism %d, max_retries %d)", s.Parallelism, s.MaxRetries)
+	}
+	for _, f := range s.Faults {
+		b.WriteString("; " + describeFault(f))
+	}
+	return b.String()
+}
+
+// describeFault is a fault as a reader of a failure wants it.
+func describeFault(f valkeytest.Fault) string {
+	what := f.Command
+	if what == "" {
+		what = "any command"
+	}
+	if f.Action == valkeytest.Refuse {
+		what = "connection"
+	}
+	if f.Key != "" {
+		what += " on " + f.Key
+	}
+	s := fmt.Sprintf("%s on %s", f.Action, what)
+	if f.After > 0 {
+		s += fmt.Sprintf(" after %d", f.After)
+	}
+	if f.Times > 0 {
+		s += fmt.Sprintf(", %d time(s)", f.Times)
+	} else {
+		s += ", every time"
+	}
+	switch f.Action {
+	case valkeytest.Answer:
+		s += fmt.Sprintf(" (%q)", f.Reply)
+	case valkeytest.DelayReply, valkeytest.Refuse:
+		if f.Delay > 0 {
+			s += fmt.Sprintf(" (%v)", f.Delay)
+		}
+	}
+	return s
+}
+
+// chaosReplies are the error replies Answer injects: what a server in trouble says. Replies that
+// would be lies about the data (BUSYGROUP, WRONGTYPE, "no such key", MOVED) are left out: a
+// provider that believes them is right to.
+var chaosReplies = []string{
+	"LOADING Valkey is loading the dataset in memory",
+	"OOM command not allowed when used memory > 'maxmemory'.",
+	"READONLY You can't write against a read only replica.",
+	"NOPERM User default has no permissions to run the 'xgroup|create' command",
+	"ERR chaos: injected error",
+	"CLUSTERDOWN The cluster is down",
+	"TRYAGAIN Multiple keys request during rehashing of slot",
+}
+
+// chaosCommandTimeout is the provider's command_timeout (and dial_timeout) in the campaign: a
+// long delay outlasts it, a short one does not.
+const chaosCommandTimeout = time.Second
+
+// chaosSteps draws n steps from seed, for mode.
+func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x63_68_61_6f_73)) //nolint:gosec // a reproducible test sequence
+	steps := make([]chaosStep, n)
+	for i := range steps {
+		s := chaosStep{N: i + 1, Pick: rng.Uint64(), Parallelism: 10, MaxRetries: []int{0, 1, 3}[rng.IntN(3)]}
+		roll := rng.IntN(100)
+		for _, w := range stepWeights {
+			if roll -= w.weight; roll < 0 {
+				s.Kind = w.kind
+				break
+			}
+		}
+		if rng.IntN(2) == 0 {
+			s.Parallelism = 1
+		}
+		if s.Kind != stepOutOfBand && s.Kind != stepRestart {
+			nFaults := 0
+			switch roll := rng.IntN(100); {
+			case roll < 30:
+			case roll < 70:
+				nFaults = 1
+			case roll < 90:
+				nFaults = 2
+			default:
+				nFaults = 3
+			}
+			for range nFaults {
+				s.Faults = append(s.Faults, chaosFault(rng, mode))
+			}
+		}
+		steps[i] = s
+	}
+	return steps
+}
+
+// chaosFault draws one fault: any kind the proxy knows, on a command the provider sends (or
+// any), on one stream or any, from the first match or a later one, once, twice or every time.
+func chaosFault(rng *rand.Rand, mode chaosMode) valkeytest.Fault {
+	commands := []string{"XGROUP CREATE", "XGROUP CREATE", "XGROUP CREATE", "XINFO GROUPS", "XINFO GROUPS", "XINFO GROUPS",
+		"XINFO STREAM", "TYPE", "HELLO", ""}
+	if mode == chaosCluster { // the slot map, loaded by the first command of every provider process
+		commands = append(commands, "CLUSTER SLOTS", "CLUSTER SLOTS")
+	}
+	f := valkeytest.Fault{
+		Action:  valkeytest.Actions[rng.IntN(len(valkeytest.Actions))],
+		Command: commands[rng.IntN(len(commands))],
+		After:   []int{0, 0, 0, 1, 2, 3}[rng.IntN(6)],
+		Times:   []int{1, 1, 1, 2, 2, 0, 0}[rng.IntN(7)],
+	}
+	// What every connection needs (the handshake, the slot map) fails for a while when it
+	// fails: a client that tries each node in turn outlasts a fault that acts once or twice.
+	if (f.Command == "HELLO" || f.Command == "CLUSTER SLOTS") && rng.IntN(2) == 0 {
+		f.Times = 0
+	}
+	// A fault on one stream picks its commands out of the others' (the second XINFO GROUPS of a
+	// refresh); a create fault most often takes whichever create comes, since which streams a
+	// step creates groups on is chosen only when it runs.
+	keyed := 6
+	if f.Command == "XGROUP CREATE" {
+		keyed = 3
+	}
+	if (strings.HasPrefix(f.Command, "X") || f.Command == "TYPE") && rng.IntN(10) < keyed {
+		f.Key = chaosStreams[rng.IntN(len(chaosStreams))]
+	}
+	switch f.Action {
+	case valkeytest.Answer:
+		f.Reply = chaosReplies[rng.IntN(len(chaosReplies))]
+	case valkeytest.DelayReply:
+		f.Delay = time.Duration(100+rng.IntN(300)) * time.Millisecond // shorter than the timeout
+		if rng.IntN(2) == 0 {
+			f.Delay = chaosCommandTimeout + 500*time.Millisecond // past it
+		}
+	case valkeytest.Refuse:
+		f.Command, f.Key = "", ""
+		if rng.IntN(2) == 0 {
+			f.Delay = time.Duration(200+rng.IntN(600)) * time.Millisecond
+		}
+	}
+	// A fault that waits out the timeout every time would make a step take minutes.
+	if (f.Action == valkeytest.Hang || f.Action == valkeytest.DelayReply && f.Delay > chaosCommandTimeout) && f.Times == 0 {
+		f.Times = 2
+	}
+	return f
+}
+
+// chaosResource is one declared valkey_stream_group.
+type chaosResource struct {
+	Addr   string // the resource name: valkey_stream_group.<Addr>
+	Stream string
+	Name   string
+	Start  string
+}
+
+func (r chaosResource) address() string { return "valkey_stream_group." + r.Addr }
+
+// chaosImport is an import block of one step.
+type chaosImport struct {
+	To       chaosResource
+	Identity bool // identity = { stream, name } instead of id
+}
+
+// renderChaosConfig is main.tf: the provider through the target's proxies, the declared groups,
+// and the step's import block.
+func renderChaosConfig(provider string, declared []chaosResource, imp *chaosImport) string {
+	var b strings.Builder
+	b.WriteString(provider)
+	for _, r := range declared {
+		fmt.Fprintf(&b, "\nresource \"valkey_stream_group\" %q {\n  stream      = %q\n  name        = %q\n  group_start = %q\n}\n",
+			r.Addr, r.Stream, r.Name, r.Start)
+	}
+	if imp != nil {
+		if imp.Identity {
+			fmt.Fprintf(&b, "\nimport {\n  to       = %s\n  identity = { stream = %q, name = %q }\n}\n", imp.To.address(), imp.To.Stream, imp.To.Name)
+		} else {
+			fmt.Fprintf(&b, "\nimport {\n  to = %s\n  id = %q\n}\n", imp.To.address(), groupID(imp.To.Stream, imp.To.Name))
+		}
+	}
+	return b.String()
+}

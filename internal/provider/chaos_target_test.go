@@ -1,0 +1,205 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// A campaign's target: the servers, each behind a valkeytest proxy that the provider goes
+// through (and the faults with it), and direct clients for the campaign's own reads and
+// out-of-band changes, which no fault reaches. Every server keeps an AOF written with
+// appendfsync always, so a restart keeps every write it acknowledged.
+
+type chaosMode string
+
+const (
+	chaosStandalone chaosMode = "standalone"
+	chaosCluster    chaosMode = "cluster"
+)
+
+var chaosPersistence = valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always")
+
+type chaosTarget struct {
+	mode     chaosMode
+	proxies  []*valkeytest.Proxy
+	provider func(maxRetries int) string // the provider block
+	admin    func(stream string) *redis.Client
+	restart  func(rng *rand.Rand) (string, error)
+	close    func()
+}
+
+// addrs are the addresses the provider is given, one of which every error must name.
+func (tg *chaosTarget) addrs() []string {
+	out := make([]string, len(tg.proxies))
+	for i, p := range tg.proxies {
+		out[i] = p.Addr()
+	}
+	return out
+}
+
+// inject gives every proxy the step's faults (a fault on a key acts where the key lives).
+func (tg *chaosTarget) inject(faults ...valkeytest.Fault) {
+	for _, p := range tg.proxies {
+		p.Inject(faults...)
+	}
+}
+
+// log is what every proxy saw since the last call, and how many faults acted on connections
+// rather than commands (Refuse).
+func (tg *chaosTarget) log() (records []valkeytest.Record, refused int) {
+	for _, p := range tg.proxies {
+		hits := p.Hits()
+		log := p.Log()
+		for _, r := range log {
+			if r.Action != 0 {
+				hits--
+			}
+		}
+		records = append(records, log...)
+		refused += max(hits, 0)
+	}
+	return records, refused
+}
+
+// providerSettings are the provider's settings in every step but max_retries: short timeouts,
+// so that a fault that waits them out costs a second, not five. (No WAIT either: the runs set
+// VALKEY_MIN_REPLICA_ACKS=0, since the servers have no replicas.)
+func providerSettings(maxRetries int) string {
+	return fmt.Sprintf("  dial_timeout    = %q\n  command_timeout = %q\n  max_retries     = %d\n",
+		chaosCommandTimeout, chaosCommandTimeout, maxRetries)
+}
+
+func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
+	if mode == chaosCluster {
+		return startChaosCluster()
+	}
+	srv, err := valkeytest.Start(chaosPersistence)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := valkeytest.StartProxy(srv.Addr())
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	proxy.KeepLog()
+	admin := srv.Client()
+	return &chaosTarget{
+		mode:    mode,
+		proxies: []*valkeytest.Proxy{proxy},
+		provider: func(maxRetries int) string {
+			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
+		},
+		admin: func(string) *redis.Client { return admin },
+		restart: func(rng *rand.Rand) (string, error) {
+			how := restartServer(rng, srv)
+			if err := srv.Restart(); err != nil {
+				return how, err
+			}
+			return how, waitLoaded(admin)
+		},
+		close: func() { _ = admin.Close(); proxy.Close(); srv.Close() },
+	}, nil
+}
+
+// restartServer stops srv abruptly (SIGKILL) or cleanly (SHUTDOWN), and says which.
+func restartServer(rng *rand.Rand, srv *valkeytest.Server) string {
+	if rng.IntN(2) == 0 {
+		srv.Stop()
+		return "SIGKILL and restart " + srv.Addr()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	srv.Shutdown(ctx)
+	return "SHUTDOWN and restart " + srv.Addr()
+}
+
+// waitLoaded waits until the server has loaded its AOF.
+func waitLoaded(rdb *redis.Client) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := valkeytest.Info(context.Background(), rdb, "persistence")
+		if err == nil && info["loading"] == "0" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("the server did not load its AOF within 30s: %w", err)
+			}
+			return fmt.Errorf("the server did not load its AOF within 30s (loading=%q)", info["loading"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startChaosCluster is three masters, each behind its proxy and announcing it.
+func startChaosCluster() (*chaosTarget, error) {
+	pc, err := valkeytest.StartProxiedCluster(3, chaosPersistence, valkeytest.WithArgs("--cluster-node-timeout", "3000"))
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pc.Proxies {
+		p.KeepLog()
+	}
+	admins := map[*valkeytest.Server]*redis.Client{}
+	owners := map[string]*redis.Client{}
+	for _, s := range pc.Nodes {
+		admins[s] = s.Client()
+	}
+	for _, stream := range chaosStreams {
+		node, err := pc.NodeOf(context.Background(), valkey.HashSlot(stream))
+		if err != nil {
+			pc.Close()
+			return nil, err
+		}
+		owners[stream] = admins[node]
+	}
+	quoted := make([]string, len(pc.Proxies))
+	for i, a := range pc.ProxyAddrs() {
+		quoted[i] = strconv.Quote(a)
+	}
+	return &chaosTarget{
+		mode:    chaosCluster,
+		proxies: pc.Proxies,
+		provider: func(maxRetries int) string {
+			return fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%s]\n  }\n%s}\n", strings.Join(quoted, ", "), providerSettings(maxRetries))
+		},
+		admin: func(stream string) *redis.Client { return owners[stream] },
+		restart: func(rng *rand.Rand) (string, error) {
+			node := pc.Nodes[rng.IntN(len(pc.Nodes))]
+			how := restartServer(rng, node)
+			if err := node.Restart(); err != nil {
+				return how, err
+			}
+			if err := waitLoaded(admins[node]); err != nil {
+				return how, err
+			}
+			return how, pc.WaitReady(30 * time.Second)
+		},
+		close: func() {
+			for _, a := range admins {
+				_ = a.Close()
+			}
+			pc.Close()
+		},
+	}, nil
+}
+
+// needChaosServers skips (or fails, under VALKEYTEST_REQUIRED) when the servers are missing.
+func needChaosServers(t *testing.T, mode chaosMode) {
+	t.Helper()
+	_ = testServer(t) // valkey-server
+	if mode == chaosCluster {
+		valkeytest.LookPathT(t, "valkey-cli", "scripts/setup.sh valkey")
+	}
+}
