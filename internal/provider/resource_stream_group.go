@@ -95,8 +95,9 @@ func (r *streamGroupResource) Schema(_ context.Context, _ resource.SchemaRequest
 				)},
 			},
 			"adopted": schema.BoolAttribute{
-				MarkdownDescription: "True when the group already existed when Terraform first ensured it (created elsewhere, or imported): " +
-					"its `group_start` was not applied.",
+				MarkdownDescription: "True when the group already existed when Terraform first ensured it (`XGROUP CREATE` answered " +
+					"`BUSYGROUP`: created by another client or by an earlier apply whose reply was lost, or imported): it was kept " +
+					"as the server had it, so its position is the one its creator chose, which need not be `group_start`.",
 				Computed:      true,
 				PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 			},
