@@ -22,12 +22,12 @@ type deployment struct {
 	c         clusterCase
 	primaries []*valkeytest.Server
 	proxies   []*tripProxy // proxies[i] fronts primaries[i]
-	groupsOn  []int        // groups of the shape whose stream lives on primaries[i]
+	groupsOn  []int        // groups whose stream lives on primaries[i]
 	env       []string     // what points the provider at it
 	stop      func()
 }
 
-func startDeployment(ctx context.Context, c clusterCase, sh shape) (*deployment, error) {
+func startDeployment(ctx context.Context, c clusterCase, sh clusterShape) (*deployment, error) {
 	d := &deployment{c: c}
 	var cluster *valkeytest.Cluster
 	if c.cluster {
@@ -65,7 +65,7 @@ func startDeployment(ctx context.Context, c clusterCase, sh shape) (*deployment,
 	}
 	if !c.cluster {
 		d.env = []string{"VALKEY_URL=valkey://" + addrs[0] + "/0"}
-		d.groupsOn = []int{sh.N}
+		d.groupsOn = []int{sh.n}
 		return d, nil
 	}
 	d.env = []string{"VALKEY_CLUSTER_ADDRESSES=" + strings.Join(addrs, ","), "VALKEY_MIN_REPLICA_ACKS=" + strconv.Itoa(c.acks)}
@@ -80,9 +80,9 @@ func startDeployment(ctx context.Context, c clusterCase, sh shape) (*deployment,
 	return d, nil
 }
 
-// countGroups finds each primary's share of the shape's groups in the slot map, which names
+// countGroups finds each primary's share of the groups in the slot map, which names
 // the primaries by their proxies' addresses.
-func (d *deployment) countGroups(ctx context.Context, sh shape) error {
+func (d *deployment) countGroups(ctx context.Context, sh clusterShape) error {
 	rdb := d.primaries[0].Client()
 	defer func() { _ = rdb.Close() }()
 	ranges, err := rdb.ClusterSlots(ctx).Result() //nolint:staticcheck // the slot map the provider reads
@@ -90,8 +90,8 @@ func (d *deployment) countGroups(ctx context.Context, sh shape) error {
 		return err
 	}
 	d.groupsOn = make([]int, len(d.primaries))
-	for i := range sh.N {
-		slot := valkey.HashSlot(benchStream(i % sh.K))
+	for i := range sh.n {
+		slot := valkey.HashSlot(groupStream(i % sh.k))
 		owner := slices.IndexFunc(ranges, func(r redis.ClusterSlot) bool { return r.Start <= slot && slot <= r.End })
 		at := -1
 		if owner >= 0 {
@@ -104,31 +104,6 @@ func (d *deployment) countGroups(ctx context.Context, sh shape) error {
 	}
 	return nil
 }
-
-// parseClusterShape reads -cluster, "N/K" (N groups over K streams, N a multiple of K); empty
-// is no scenario.
-func parseClusterShape(flagValue string) shape {
-	if strings.TrimSpace(flagValue) == "" {
-		return shape{}
-	}
-	n, k, _ := strings.Cut(flagValue, "/")
-	sh := shape{N: atoi(n), K: atoi(k)}
-	if sh.N < 10 || sh.K < 1 || sh.N%sh.K != 0 {
-		fatalf("bad -cluster %q: want N/K with N >= 10 a multiple of K", flagValue)
-	}
-	return sh
-}
-
-func atoi(s string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
-// benchStream is the stream writeConfig names i.
-func benchStream(i int) string { return fmt.Sprintf("bench:{s%d}:stream", i) }
 
 // waitAnnounced waits until every node's CLUSTER SLOTS names the proxies, and every replica is
 // linked to its primary again (through the proxy, its primary's address now).

@@ -31,7 +31,7 @@ import (
 var (
 	groupSizes = flag.String("sizes", "250,1000,2500", "comma-separated N for the groups scenario (N groups over N/10 streams)")
 	groupCLIs  = flag.String("terraform", cachedTool("terraform-1.5.7"),
-		"comma-separated Terraform binaries for the groups scenario (make bench passes the 1.5.7 and 1.16.4 that scripts/setup.sh builds)")
+		"comma-separated Terraform binaries for the groups scenario; the first also runs the cluster scenario (make bench passes the 1.5.7 and 1.16.4 that scripts/setup.sh builds)")
 )
 
 const entriesPerStream = 3 // on the warned subject's streams
@@ -77,9 +77,17 @@ func (groupsScenario) name() string { return "groups" }
 // check fails early, before any measuring, when a CLI is missing.
 func (groupsScenario) check(*bench) error {
 	for bin := range strings.SplitSeq(*groupCLIs, ",") {
-		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("the CLI %s is missing: build it with scripts/setup.sh (make bench does), or name others with -terraform", bin)
+		if err := checkCLI(bin); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkCLI fails when a CLI of -terraform is missing.
+func checkCLI(bin string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("the CLI %s is missing: build it with scripts/setup.sh (make bench does), or name others with -terraform", bin)
 	}
 	return nil
 }
@@ -104,7 +112,7 @@ func (groupsScenario) run(ctx context.Context, b *bench) (string, error) {
 				cells = append(cells, cell)
 				for _, sub := range groupSubjects {
 					dir := filepath.Join(b.out, "work", fmt.Sprintf("cli%d-%s-n%d-%s", ci, shape, n, sub))
-					if err := writeGroupConfig(dir, sub, shape, n); err != nil {
+					if err := writeGroupConfig(dir, sub == "floor", shape, n, n/10); err != nil {
 						return "", err
 					}
 					dirs[groupKey{cell, sub, ""}] = dir
@@ -250,15 +258,16 @@ func seedGroupStreams(ctx context.Context, rdb *redis.Client, k int, entries boo
 
 func groupStream(i int) string { return fmt.Sprintf("bench:{s%d}:stream", i) }
 
-// writeGroupConfig writes the configuration of one subject, shape and size into dir: group g<i>
-// on stream i mod N/10, every other group at "head". The provider block is empty: the harness
-// passes VALKEY_URL, so that one directory can point at the server or at the proxy.
-func writeGroupConfig(dir, sub, shape string, n int) error {
+// writeGroupConfig writes the configuration of ours or of the floor, in one shape, into dir: n
+// groups over k streams, group g<i> on stream i mod k, every other group at "head". The provider
+// block is empty: the harness passes VALKEY_URL (or the cluster's addresses), so that one
+// directory can point at the server or at the proxy.
+func writeGroupConfig(dir string, floor bool, shape string, n, k int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	provider := "valkey"
-	if sub == "floor" {
+	if floor {
 		provider = "valkeyfloor"
 	}
 	typ := provider + "_stream_group"
@@ -268,14 +277,14 @@ func writeGroupConfig(dir, sub, shape string, n int) error {
 	switch shape {
 	case "blocks":
 		for i := range n {
-			fmt.Fprintf(&b, "\nresource %q \"g%d\" {\n  stream      = %q\n  name        = \"g%d\"\n  group_start = %q\n}\n", typ, i, groupStream(i%(n/10)), i, start(i))
+			fmt.Fprintf(&b, "\nresource %q \"g%d\" {\n  stream      = %q\n  name        = \"g%d\"\n  group_start = %q\n}\n", typ, i, groupStream(i%k), i, start(i))
 		}
 	case "for_each":
 		fmt.Fprintf(&b, "\nvariable \"groups\" {\n  type = map(object({ stream = string, start = string }))\n}\n\n"+
 			"resource %q \"g\" {\n  for_each    = var.groups\n  stream      = each.value.stream\n  name        = each.key\n  group_start = each.value.start\n}\n", typ)
 		vars.WriteString("groups = {\n")
 		for i := range n {
-			fmt.Fprintf(&vars, "  g%d = { stream = %q, start = %q }\n", i, groupStream(i%(n/10)), start(i))
+			fmt.Fprintf(&vars, "  g%d = { stream = %q, start = %q }\n", i, groupStream(i%k), start(i))
 		}
 		vars.WriteString("}\n")
 		if err := os.WriteFile(filepath.Join(dir, "groups.auto.tfvars"), vars.Bytes(), 0o644); err != nil {

@@ -17,33 +17,18 @@ var subjectLabels = map[string]string{
 
 var opLabels = map[string]string{"plan": "plan", "apply": "apply", "refresh": "no-change plan", "destroy": "destroy"}
 
-// ratio pairs the warned subject with other, repetition by repetition (they ran back to back,
-// which cancels most of the load other processes put on the machine), by wall or CPU time.
+// ratio pairs the warned subject with other, repetition by repetition, by wall or CPU time.
 func (r *groupResults) ratio(cell groupCell, op, other string, cpu bool) spread {
-	a, b := r.samples[groupKey{cell, "warned", op}], r.samples[groupKey{cell, other, op}]
-	var xs []float64
-	for i := range min(len(a), len(b)) {
-		x, y := a[i].Wall, b[i].Wall
-		if cpu {
-			x, y = a[i].CPU, b[i].CPU
-		}
-		if y > 0 {
-			xs = append(xs, float64(x)/float64(y))
-		}
+	of := groupSample.wallSecs
+	if cpu {
+		of = groupSample.cpuSecs
 	}
-	return summarize(xs)
+	return paired(r.samples[groupKey{cell, "warned", op}], r.samples[groupKey{cell, other, op}], of)
 }
 
 func (r *groupResults) value(k groupKey, of func(groupSample) float64) spread {
-	var xs []float64
-	for _, s := range r.samples[k] {
-		xs = append(xs, of(s))
-	}
-	return summarize(xs)
+	return over(r.samples[k], of)
 }
-
-func wall(s groupSample) float64 { return s.Wall.Seconds() }
-func rss(s groupSample) float64  { return float64(s.RSSKiB) / 1024 }
 
 func (r *groupResults) cells() []groupCell {
 	var cells []groupCell
@@ -72,8 +57,8 @@ func (r *groupResults) markdown(began time.Time, load string) string {
 		for _, op := range groupOps {
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2fx |\n", strings.TrimPrefix(cell.cli, "Terraform "),
 				cell.shape, cell.n, opLabels[op],
-				secs(r.value(groupKey{cell, "warned", op}, wall)), secs(r.value(groupKey{cell, "quiet", op}, wall)),
-				secs(r.value(groupKey{cell, "floor", op}, wall)),
+				secs(r.value(groupKey{cell, "warned", op}, groupSample.wallSecs)), secs(r.value(groupKey{cell, "quiet", op}, groupSample.wallSecs)),
+				secs(r.value(groupKey{cell, "floor", op}, groupSample.wallSecs)),
 				times(r.ratio(cell, op, "quiet", false)), times(r.ratio(cell, op, "floor", false)), r.ratio(cell, op, "floor", true).med)
 		}
 	}
@@ -133,8 +118,8 @@ func (r *groupResults) targets() string {
 		var peak float64
 		for _, sub := range groupSubjects {
 			for _, op := range groupOps {
-				a := r.value(groupKey{groupCell{r.clis[0], "blocks", lo}, sub, op}, rss).med
-				c := r.value(groupKey{groupCell{r.clis[0], "blocks", hi}, sub, op}, rss)
+				a := r.value(groupKey{groupCell{r.clis[0], "blocks", lo}, sub, op}, groupSample.rssMiB).med
+				c := r.value(groupKey{groupCell{r.clis[0], "blocks", hi}, sub, op}, groupSample.rssMiB)
 				if a > 0 {
 					worst = max(worst, c.med/a)
 				}
@@ -176,7 +161,7 @@ func (r *groupResults) rssTable() string {
 			for _, sub := range groupSubjects {
 				fmt.Fprintf(&b, "| %s | %s | %s |", strings.TrimPrefix(cli, "Terraform "), opLabels[op], subjectLabels[sub])
 				for _, n := range r.sizes {
-					fmt.Fprintf(&b, " %s |", mib(r.value(groupKey{groupCell{cli, "blocks", n}, sub, op}, rss)))
+					fmt.Fprintf(&b, " %s |", mib(r.value(groupKey{groupCell{cli, "blocks", n}, sub, op}, groupSample.rssMiB)))
 				}
 				b.WriteString("\n")
 			}

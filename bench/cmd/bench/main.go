@@ -4,8 +4,10 @@
 //
 // The run is a list of scenarios, each with a section of the report of its own: groups (plan,
 // apply, refresh and destroy of N groups, with and without a warning per group, in both shapes
-// of configuration, on each CLI of -terraform), query (`terraform query` over thousands of
-// streams) and rpcrss (the plugin stack without Terraform). A new scenario is a file with a type
+// of configuration, on each CLI of -terraform), cluster (apply and no-change plan of N groups on
+// a Valkey Cluster of 3 primaries, without and with replicas, beside one server and the floor),
+// query (`terraform query` over thousands of streams) and rpcrss (the plugin stack without
+// Terraform). A new scenario is a file with a type
 // that implements scenario, and its flags, added to scenarios below.
 package main
 
@@ -34,7 +36,7 @@ type scenario interface {
 	run(ctx context.Context, b *bench) (string, error)
 }
 
-var scenarios = []scenario{groupsScenario{}, queryScenario{}, rpcScenario{}}
+var scenarios = []scenario{groupsScenario{}, clusterScenario{}, queryScenario{}, rpcScenario{}}
 
 // bench is what every scenario shares: the settings, the binaries, the server.
 type bench struct {

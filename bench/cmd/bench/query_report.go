@@ -12,11 +12,7 @@ import (
 
 // summary is a median (with range) over the timed runs of n.
 func (q *queryResults) summary(n int, value func(queryRun) float64) spread {
-	var xs []float64
-	for _, r := range q.runs[n] {
-		xs = append(xs, value(r))
-	}
-	return summarize(xs)
+	return over(q.runs[n], value)
 }
 
 // queryTrips sorts the proxied run's round trips by what they carried.

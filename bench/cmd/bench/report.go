@@ -103,15 +103,21 @@ func machine(began time.Time, loadStart string) string {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		kernel = "Linux " + strings.TrimSpace(string(b))
 	}
-	valkey := "valkey-server unknown"
-	if bin, err := valkeytest.Binary(); err == nil {
-		valkey, _, _ = strings.Cut(version(bin, nil, "--version"), " sha=")
-	}
 	return fmt.Sprintf("## Machine and versions\n\n- Run started %s and took %s; load average (1, 5, 15 min) at start %s, at end %s\n"+
 		"- %d cores (%s), %s, shared with other work: the figures that matter are ratios of runs made side by side\n"+
 		"- %s\n- %s (one server on loopback, persistence off)\n",
 		began.UTC().Format("2006-01-02 15:04 MST"), time.Since(began).Round(time.Second), loadStart, loadAvg(),
-		runtime.NumCPU(), cpu, kernel, version("go", nil, "version"), valkey)
+		runtime.NumCPU(), cpu, kernel, version("go", nil, "version"), valkeyVersion())
+}
+
+// valkeyVersion is the version of the server binary the scenarios start (valkeytest.Binary).
+func valkeyVersion() string {
+	bin, err := valkeytest.Binary()
+	if err != nil {
+		return "valkey-server unknown"
+	}
+	v, _, _ := strings.Cut(version(bin, nil, "--version"), " sha=")
+	return v
 }
 
 // sectionHead is the first lines of a section: its title and when and under what load it ran.
@@ -147,6 +153,27 @@ func summarize(xs []float64) spread {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
 	return spread{med, s[0], s[len(s)-1]}
+}
+
+// over is the spread of of(r) over runs.
+func over[R any](runs []R, of func(R) float64) spread {
+	var xs []float64
+	for _, r := range runs {
+		xs = append(xs, of(r))
+	}
+	return summarize(xs)
+}
+
+// paired is the spread of the ratios of a's runs to b's, repetition by repetition: they ran back
+// to back, which cancels most of the load other processes put on the machine.
+func paired[R any](a, b []R, of func(R) float64) spread {
+	var xs []float64
+	for i := range min(len(a), len(b)) {
+		if y := of(b[i]); y > 0 {
+			xs = append(xs, of(a[i])/y)
+		}
+	}
+	return summarize(xs)
 }
 
 func secs(s spread) string { return fmt.Sprintf("%.2f s (%.2f–%.2f)", s.med, s.lo, s.hi) }

@@ -27,6 +27,11 @@ type opResult struct {
 	TreeRSSKiB int64
 }
 
+func (r opResult) wallSecs() float64   { return r.Wall.Seconds() }
+func (r opResult) cpuSecs() float64    { return r.CPU.Seconds() }
+func (r opResult) pluginSecs() float64 { return r.PluginCPU.Seconds() }
+func (r opResult) rssMiB() float64     { return float64(r.RSSKiB) / 1024 }
+
 // terraform runs the CLI with a controlled environment.
 type terraform struct {
 	bin         string
