@@ -2,7 +2,7 @@
 # `make bench`: ours against the plugin floor (bench/floor) on one local valkey-server; writes
 # bench/BENCHMARKS.md. The harness is its own Go module (bench/go.mod) and runs from bench/.
 # Flags go to the harness (BENCH_FLAGS="..."): -quick, -reps 5, -sizes 250,1000,2500,
-# -query-sizes 2500,10000 (empty leaves the `terraform query` scenario out), -only groups|query|rpcrss
+# -query-sizes 2500,10000 (empty leaves the `terraform query` scenario out), -only groups|cluster|query|rpcrss
 # (that scenario alone, its section of bench/BENCHMARKS.md replaced). `cd bench && go run
 # ./cmd/bench -h` lists them all. The groups scenario runs on Terraform 1.5.7 and 1.16.4, and the
 # query scenario needs 1.14 or later: scripts/setup.sh builds both (1.16.4 takes about 4 minutes

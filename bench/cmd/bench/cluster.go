@@ -13,7 +13,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// The cluster scenario (issue 25): N groups over K hash-tagged streams on a Valkey Cluster of
+// The cluster scenario: N groups over K hash-tagged streams on a Valkey Cluster of
 // three primaries, once without replicas and once with a replica per primary and
 // min_replica_acks = 1, side by side in one run with the same configuration on one server and
 // with the plugin floor: apply and no-change plan time, round trips per group on each primary,
