@@ -12,7 +12,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The invariants the campaign checks after every step that ran the CLI. Each takes what the
@@ -117,7 +117,7 @@ type chaosObservation struct {
 	postBytes     []byte
 	pre, post     map[string]chaosEntry
 	before, after *chaosModel // the model before the step, and after its creates
-	log           []valkeytest.Record
+	log           []faultproxy.Record
 	msgs          chaosMessages
 	declared      map[string]chaosResource // by address, as the step's configuration declared them
 	imported      string                   // the address an import step took
@@ -261,8 +261,8 @@ func checkStateKept(o *chaosObservation) ([]string, int) {
 }
 
 // creates are the step's XGROUP CREATE commands for group g, in order.
-func (o *chaosObservation) creates(g [2]string) []valkeytest.Record {
-	var out []valkeytest.Record
+func (o *chaosObservation) creates(g [2]string) []faultproxy.Record {
+	var out []faultproxy.Record
 	for _, r := range o.log {
 		if r.Command == "XGROUP CREATE" && len(r.Args) >= 2 && r.Args[0] == g[0] && r.Args[1] == g[1] {
 			out = append(out, r)
@@ -272,8 +272,8 @@ func (o *chaosObservation) creates(g [2]string) []valkeytest.Record {
 }
 
 // heard tells whether the client can have read the reply to r.
-func heard(r valkeytest.Record) bool {
-	lost := r.Action == valkeytest.DropReply || r.Action == valkeytest.CutReply || r.Action == valkeytest.Hang
+func heard(r faultproxy.Record) bool {
+	lost := r.Action == faultproxy.DropReply || r.Action == faultproxy.CutReply || r.Action == faultproxy.Hang
 	return r.Delivered && !lost && r.Took < chaosCommandTimeout
 }
 
@@ -327,7 +327,7 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 	return problems, checked
 }
 
-func replies(records []valkeytest.Record) string {
+func replies(records []faultproxy.Record) string {
 	out := make([]string, len(records))
 	for i, r := range records {
 		out[i] = fmt.Sprintf("%q (%s, delivered %v)", r.Reply, r.Action, r.Delivered)
@@ -368,7 +368,7 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 			continue
 		}
 		creates := o.creates([2]string{r.Stream, r.Name})
-		if !slices.ContainsFunc(creates, func(c valkeytest.Record) bool { return c.Struck(chaosCommandTimeout / 2) }) {
+		if !slices.ContainsFunc(creates, func(c faultproxy.Record) bool { return c.Struck(chaosCommandTimeout / 2) }) {
 			problems = append(problems, fmt.Sprintf("%s reported its outcome unknown, but no fault struck its XGROUP CREATE (%s)", e.address, replies(creates)))
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The campaign's generator: a seed gives one sequence of steps, each drawn on its own, so that
@@ -62,7 +62,7 @@ type chaosStep struct {
 	N           int // its number in the seed's sequence, from 1
 	Kind        stepKind
 	Pick        uint64 // resolves the step's choices when it runs
-	Faults      []valkeytest.Fault
+	Faults      []faultproxy.Fault
 	Parallelism int // Terraform's -parallelism: 1 keeps the order of commands, 10 is the default
 	MaxRetries  int // the provider's max_retries for this step
 }
@@ -80,12 +80,12 @@ func (s chaosStep) String() string {
 }
 
 // describeFault is a fault as a reader of a failure wants it.
-func describeFault(f valkeytest.Fault) string {
+func describeFault(f faultproxy.Fault) string {
 	what := f.Command
 	if what == "" {
 		what = "any command"
 	}
-	if f.Action == valkeytest.Refuse {
+	if f.Action == faultproxy.Refuse {
 		what = "connection"
 	}
 	if f.Key != "" {
@@ -101,9 +101,9 @@ func describeFault(f valkeytest.Fault) string {
 		s += ", every time"
 	}
 	switch f.Action {
-	case valkeytest.Answer:
+	case faultproxy.Answer:
 		s += fmt.Sprintf(" (%q)", f.Reply)
-	case valkeytest.DelayReply, valkeytest.Refuse:
+	case faultproxy.DelayReply, faultproxy.Refuse:
 		if f.Delay > 0 {
 			s += fmt.Sprintf(" (%v)", f.Delay)
 		}
@@ -166,14 +166,14 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 
 // chaosFault draws one fault: any kind the proxy knows, on a command the provider sends (or
 // any), on one stream or any, from the first match or a later one, once, twice or every time.
-func chaosFault(rng *rand.Rand, mode chaosMode) valkeytest.Fault {
+func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 	commands := []string{"XGROUP CREATE", "XGROUP CREATE", "XGROUP CREATE", "XINFO GROUPS", "XINFO GROUPS", "XINFO GROUPS",
 		"XINFO STREAM", "TYPE", "HELLO", ""}
 	if mode == chaosCluster { // the slot map, loaded by the first command of every provider process
 		commands = append(commands, "CLUSTER SLOTS", "CLUSTER SLOTS")
 	}
-	f := valkeytest.Fault{
-		Action:  valkeytest.Actions[rng.IntN(len(valkeytest.Actions))],
+	f := faultproxy.Fault{
+		Action:  faultproxy.Actions[rng.IntN(len(faultproxy.Actions))],
 		Command: commands[rng.IntN(len(commands))],
 		After:   []int{0, 0, 0, 1, 2, 3}[rng.IntN(6)],
 		Times:   []int{1, 1, 1, 2, 2, 0, 0}[rng.IntN(7)],
@@ -194,21 +194,21 @@ func chaosFault(rng *rand.Rand, mode chaosMode) valkeytest.Fault {
 		f.Key = chaosStreams[rng.IntN(len(chaosStreams))]
 	}
 	switch f.Action {
-	case valkeytest.Answer:
+	case faultproxy.Answer:
 		f.Reply = chaosReplies[rng.IntN(len(chaosReplies))]
-	case valkeytest.DelayReply:
+	case faultproxy.DelayReply:
 		f.Delay = time.Duration(100+rng.IntN(300)) * time.Millisecond // shorter than the timeout
 		if rng.IntN(2) == 0 {
 			f.Delay = chaosCommandTimeout + 500*time.Millisecond // past it
 		}
-	case valkeytest.Refuse:
+	case faultproxy.Refuse:
 		f.Command, f.Key = "", ""
 		if rng.IntN(2) == 0 {
 			f.Delay = time.Duration(200+rng.IntN(600)) * time.Millisecond
 		}
 	}
 	// A fault that waits out the timeout every time would make a step take minutes.
-	if (f.Action == valkeytest.Hang || f.Action == valkeytest.DelayReply && f.Delay > chaosCommandTimeout) && f.Times == 0 {
+	if (f.Action == faultproxy.Hang || f.Action == faultproxy.DelayReply && f.Delay > chaosCommandTimeout) && f.Times == 0 {
 		f.Times = 2
 	}
 	return f

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The campaign's model of the server: what each stream key holds, and of each group who
@@ -102,7 +102,7 @@ func (m *chaosModel) create(stream, name, id, by string, step int) string {
 // to the proxy is applied with that reply, which must be the model's own prediction; one that
 // reached the server with no reply back may or may not have run, and snap (the server after the
 // step) decides.
-func (m *chaosModel) applyCreates(log []valkeytest.Record, snap *chaosModel, step int) []string {
+func (m *chaosModel) applyCreates(log []faultproxy.Record, snap *chaosModel, step int) []string {
 	var problems []string
 	for _, r := range log {
 		if r.Command != "XGROUP CREATE" || !r.Forwarded || len(r.Args) < 3 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The campaign's CLI steps: what each kind runs, and the checks after it.
@@ -271,7 +271,7 @@ func (run *chaosRun) converge() *chaosFailure {
 }
 
 // count adds the step's faults to the stats: drawn by kind, and acted by kind.
-func (run *chaosRun) count(s chaosStep, log []valkeytest.Record, refused int) {
+func (run *chaosRun) count(s chaosStep, log []faultproxy.Record, refused int) {
 	for _, f := range s.Faults {
 		run.stats.Faults[f.Action.String()]++
 	}
@@ -285,7 +285,7 @@ func (run *chaosRun) count(s chaosStep, log []valkeytest.Record, refused int) {
 	}
 }
 
-func actedIn(log []valkeytest.Record) int {
+func actedIn(log []faultproxy.Record) int {
 	n := 0
 	for _, r := range log {
 		if r.Action != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -31,7 +32,7 @@ var chaosPersistence = valkeytest.WithArgs("--appendonly", "yes", "--appendfsync
 
 type chaosTarget struct {
 	mode     chaosMode
-	proxies  []*valkeytest.Proxy
+	proxies  []*faultproxy.Proxy
 	provider func(maxRetries int) string // the provider block
 	admin    func(stream string) *redis.Client
 	restart  func(rng *rand.Rand) (string, error)
@@ -48,7 +49,7 @@ func (tg *chaosTarget) addrs() []string {
 }
 
 // inject gives every proxy the step's faults (a fault on a key acts where the key lives).
-func (tg *chaosTarget) inject(faults ...valkeytest.Fault) {
+func (tg *chaosTarget) inject(faults ...faultproxy.Fault) {
 	for _, p := range tg.proxies {
 		p.Inject(faults...)
 	}
@@ -56,7 +57,7 @@ func (tg *chaosTarget) inject(faults ...valkeytest.Fault) {
 
 // log is what every proxy saw since the last call, and how many faults acted on connections
 // rather than commands (Refuse).
-func (tg *chaosTarget) log() (records []valkeytest.Record, refused int) {
+func (tg *chaosTarget) log() (records []faultproxy.Record, refused int) {
 	for _, p := range tg.proxies {
 		hits := p.Hits()
 		log := p.Log()
@@ -87,7 +88,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	proxy, err := valkeytest.StartProxy(srv.Addr())
+	proxy, err := faultproxy.StartProxy(srv.Addr())
 	if err != nil {
 		srv.Close()
 		return nil, err
@@ -96,7 +97,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 	admin := srv.Client()
 	return &chaosTarget{
 		mode:    mode,
-		proxies: []*valkeytest.Proxy{proxy},
+		proxies: []*faultproxy.Proxy{proxy},
 		provider: func(maxRetries int) string {
 			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
 		},
@@ -144,7 +145,7 @@ func waitLoaded(rdb *redis.Client) error {
 
 // startChaosCluster is three masters, each behind its proxy and announcing it.
 func startChaosCluster() (*chaosTarget, error) {
-	pc, err := valkeytest.StartProxiedCluster(3, chaosPersistence, valkeytest.WithArgs("--cluster-node-timeout", "3000"))
+	pc, err := faultproxy.StartProxiedCluster(3, chaosPersistence, valkeytest.WithArgs("--cluster-node-timeout", "3000"))
 	if err != nil {
 		return nil, err
 	}

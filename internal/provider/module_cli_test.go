@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The module tests of examples/modules/stream-groups (tests/*.tftest.hcl), run with
@@ -115,7 +115,7 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 	r := moduleTestRun(t, "stream_groups.tftest.hcl")
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
 	seedEntries(t, stream)
-	proxy := valkeytest.StartProxyT(t, testServer(t).Addr())
+	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
 	r.env["VALKEY_URL"] = proxy.URL()
 	r.put("terraform.tfvars", "stream = "+jsonString(stream)+"\n")
 
@@ -153,7 +153,7 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 func TestCLIModuleTests_mockedReachNoServer(t *testing.T) {
 	t.Parallel()
 	r := moduleTestRun(t, "mocked.tftest.hcl")
-	proxy := valkeytest.StartProxyT(t, testServer(t).Addr())
+	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
 	r.env["VALKEY_URL"] = proxy.URL()
 
 	m, res := r.test()

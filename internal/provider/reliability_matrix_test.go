@@ -12,12 +12,12 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // The fault matrix, CLI half: every entry point of the provider against every way a connection
-// fails (valkeytest.Failures, the rows internal/valkey's TestFaultMatrix runs too), on the real
+// fails (faultproxy.Failures, the rows internal/valkey's TestFaultMatrix runs too), on the real
 // CLI. Each cell asserts that nothing crashed, the outcome (a plan goes on and says once that
 // its check was skipped; apply, refresh, the data sources and a query fail; the function
 // works), and
@@ -62,7 +62,7 @@ type matrixCell struct {
 // matrixRun is one cell's working directory and failure.
 type matrixRun struct {
 	*cliRun
-	f      valkeytest.Failure
+	f      faultproxy.Failure
 	row    matrixRow
 	stream string
 	before []byte // terraform.tfstate before the command, where the cell keeps it
@@ -211,7 +211,7 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 	t.Parallel()
 	needCLI(t)
 	cli := cliVersion(t)
-	for _, fc := range valkeytest.Failures() {
+	for _, fc := range faultproxy.Failures() {
 		row, ok := matrixRows[fc.Name]
 		if !ok {
 			t.Errorf("failure %q has no row in the matrix", fc.Name)

@@ -10,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -95,7 +96,7 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 	srv := valkeytest.StartT(t)
 	rdb, stream := testAdmin(t, srv), testKey(t)
 	valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
-	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "XGROUP CREATE", Action: valkeytest.DropReply, Times: 1})
+	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Action: faultproxy.DropReply, Times: 1})
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
 
 	failed := r.apply().must(t, false).diags

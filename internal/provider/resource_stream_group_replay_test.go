@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -74,7 +75,7 @@ func TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream(t *testin
 	t.Parallel()
 	stream := testKey(t)
 	seedEntries(t, stream)
-	proxy := valkeytest.StartProxyT(t, testServer(t).Addr())
+	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
 	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+proxy.Addr()+"/0")
 	for i := range 10 {
 		start := []string{"head", "new"}[i%2]

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // TestCluster_SlotMapFailureWritesNothing: a cluster client loads its slot map (CLUSTER SLOTS)
@@ -20,11 +20,11 @@ import (
 // which the door may try again.
 func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel // the subtests share the proxies' faults in turn
 	t.Parallel()
-	pc := valkeytest.StartProxiedClusterT(t, 3)
+	pc := faultproxy.StartProxiedClusterT(t, 3)
 	for _, p := range pc.Proxies {
 		p.KeepLog()
 	}
-	inject := func(faults ...valkeytest.Fault) {
+	inject := func(faults ...faultproxy.Fault) {
 		for _, p := range pc.Proxies {
 			p.Inject(faults...)
 		}
@@ -45,11 +45,11 @@ func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel 
 		return newClient(t, valkey.Options{ClusterAddrs: pc.ProxyAddrs(), CommandTimeout: 500 * time.Millisecond,
 			DialTimeout: time.Second, MaxRetries: new(retries), MinReplicaAcks: new(0)}) // no replicas: no WAIT, whatever the mode's default
 	}
-	for _, f := range []valkeytest.Fault{
-		{Command: "CLUSTER SLOTS", Action: valkeytest.Hang},
-		{Command: "CLUSTER SLOTS", Action: valkeytest.CutReply},
-		{Command: "CLUSTER SLOTS", Action: valkeytest.DropReply},
-		{Command: "CLUSTER SLOTS", Action: valkeytest.Answer, Reply: "NOPERM this user has no permissions to run the 'cluster|slots' command"},
+	for _, f := range []faultproxy.Fault{
+		{Command: "CLUSTER SLOTS", Action: faultproxy.Hang},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.CutReply},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.DropReply},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.Answer, Reply: "NOPERM this user has no permissions to run the 'cluster|slots' command"},
 	} {
 		t.Run(f.Action.String(), func(t *testing.T) {
 			inject(f)
@@ -72,7 +72,7 @@ func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel 
 		})
 	}
 	// Nothing was written, so the door tries again (MaxRetries) and creates the group once.
-	inject(valkeytest.Fault{Command: "CLUSTER SLOTS", Action: valkeytest.CutReply, Times: 1})
+	inject(faultproxy.Fault{Command: "CLUSTER SLOTS", Action: faultproxy.CutReply, Times: 1})
 	if outcome, _, err := client(1).EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil || outcome != valkey.Created {
 		t.Fatalf("the door after one failed CLUSTER SLOTS = %v, %v; want Created on the second attempt", outcome, err)
 	}

@@ -11,12 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // The fault matrix, client half: every entry point of the client against every way a
-// connection fails (valkeytest.Failures). No call panics or returns a nil result without an
+// connection fails (faultproxy.Failures). No call panics or returns a nil result without an
 // error; each failure is the typed error its row names, and every error names the address.
 // The provider's half (internal/provider) runs the same rows through the real CLI.
 
@@ -136,7 +137,7 @@ var faultRows = map[string]struct{ door, reads faultWant }{
 
 func TestFaultMatrix(t *testing.T) {
 	t.Parallel()
-	for _, fc := range valkeytest.Failures() {
+	for _, fc := range faultproxy.Failures() {
 		row, ok := faultRows[fc.Name]
 		if !ok {
 			t.Errorf("failure %q has no row in the matrix", fc.Name)
@@ -180,7 +181,7 @@ func TestEnsureGroup_LostReplyIsNeverAnAdoption(t *testing.T) {
 	defer func() { _ = admin.Close() }()
 	ctx, stream := context.Background(), key(t, "stream")
 	valkeytest.XAdd(t, admin, stream, "1-1", "1-2")
-	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "XGROUP CREATE", Action: valkeytest.DropReply, Times: 1})
+	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Action: faultproxy.DropReply, Times: 1})
 	c := newClient(t, valkey.Options{URL: proxy.URL(), MaxRetries: new(3)})
 
 	outcome, _, err := c.EnsureGroup(ctx, stream, "lost", valkey.StartHead)
@@ -208,7 +209,7 @@ func TestEnsureGroup_RetriesOnlyConnectionsThatNeverOpened(t *testing.T) {
 	admin := srv.Client()
 	defer func() { _ = admin.Close() }()
 	ctx, stream := context.Background(), key(t, "stream")
-	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "HELLO", Action: valkeytest.DropReply, Times: 2})
+	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "HELLO", Action: faultproxy.DropReply, Times: 2})
 	c := newClient(t, valkey.Options{URL: proxy.URL(), MaxRetries: new(2)})
 	if outcome, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil || outcome != valkey.Created {
 		t.Fatalf("EnsureGroup after two failed handshakes = %v, %v; want Created on the third connection", outcome, err)
@@ -217,7 +218,7 @@ func TestEnsureGroup_RetriesOnlyConnectionsThatNeverOpened(t *testing.T) {
 	// a pipeline's connection in its pipeline pool and, failing that, in its main pool: one
 	// attempt may be more than one handshake, so attempts are counted against MaxRetries 0.)
 	handshakes := func(retries int) int {
-		proxy.Inject(valkeytest.Fault{Command: "HELLO", Action: valkeytest.DropReply})
+		proxy.Inject(faultproxy.Fault{Command: "HELLO", Action: faultproxy.DropReply})
 		c := newClient(t, valkey.Options{URL: proxy.URL(), MaxRetries: new(retries)})
 		_, _, err := c.EnsureGroup(ctx, stream, "h", valkey.StartNew)
 		if u := unreachable(t, err, proxy.Addr(), valkey.CauseClosed); u.Step != "HELLO" {
@@ -242,7 +243,7 @@ func TestReads_KeepMaxRetries(t *testing.T) {
 	defer func() { _ = admin.Close() }()
 	ctx, stream := context.Background(), key(t, "stream")
 	valkeytest.XAdd(t, admin, stream, "1-1")
-	proxy := valkeytest.StartProxyT(t, srv.Addr(), valkeytest.Fault{Command: "XINFO STREAM", Action: valkeytest.CutReply, Times: 2})
+	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XINFO STREAM", Action: faultproxy.CutReply, Times: 2})
 	c := newClient(t, valkey.Options{URL: proxy.URL(), MaxRetries: new(2)})
 	if s, err := c.StreamInfo(ctx, stream); err != nil || s.Length != 1 {
 		t.Fatalf("StreamInfo after two cut replies = %+v, %v; want the stream on the third try", s, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -137,7 +138,7 @@ func TestListGroups_MatchReadsOnlyStreamsOfThePattern(t *testing.T) {
 // XINFO GROUPS pipeline per page of streams, never one round trip per stream.
 func TestListGroups_OnePipelinePerPage(t *testing.T) {
 	t.Parallel()
-	proxy := valkeytest.StartProxyT(t, server(t).Addr())
+	proxy := faultproxy.StartProxyT(t, server(t).Addr())
 	c := newClient(t, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})
 	rdb := adminClient(t)
 	prefix := key(t, "")
@@ -180,7 +181,7 @@ func TestListGroups_StopsWhenTheCallerStops(t *testing.T) {
 	// A server of its own: on the shared one, a SCAN page may hold only other tests' keys, and
 	// the listing rightly reads on to the next page.
 	srv := valkeytest.StartT(t)
-	proxy := valkeytest.StartProxyT(t, srv.Addr())
+	proxy := faultproxy.StartProxyT(t, srv.Addr())
 	c := newClient(t, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})
 	prefix := key(t, "")
 	streams := make([]string, 50)
@@ -303,7 +304,7 @@ func TestListGroups_TenThousandStreams(t *testing.T) {
 	srv := valkeytest.StartT(t)
 	admin := srv.Client()
 	t.Cleanup(func() { _ = admin.Close() })
-	proxy := valkeytest.StartProxyT(t, srv.Addr())
+	proxy := faultproxy.StartProxyT(t, srv.Addr())
 	heaps := map[int]uint64{}
 	var streams []string
 	for _, n := range []int{2500, 10000} {
@@ -378,7 +379,7 @@ func BenchmarkListGroups(b *testing.B) {
 		streams[i] = fmt.Sprintf("emq:{tenant-%05d}:stream/main", i)
 	}
 	seedGroups(b, admin, streams, "billing", "audit", "team/search")
-	proxy := valkeytest.StartProxyT(b, srv.Addr())
+	proxy := faultproxy.StartProxyT(b, srv.Addr())
 	c := newClient(b, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})
 	b.ReportAllocs()
 	for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -72,7 +73,7 @@ func TestSurvey_BacklogRefusedKeepsTheGroups(t *testing.T) {
 // XINFO GROUPS and XINFO STREAM, counted on the wire, and the groups it read answer Group.
 func TestSurvey_OneRoundTripPerStream(t *testing.T) {
 	t.Parallel()
-	proxy := valkeytest.StartProxyT(t, server(t).Addr()) // it counts its own connections only
+	proxy := faultproxy.StartProxyT(t, server(t).Addr()) // it counts its own connections only
 	stream := key(t, "stream")
 	valkeytest.XAdd(t, adminClient(t), stream, "1-0", "2-0")
 	c := newClient(t, valkey.Options{URL: "valkey://" + proxy.Addr() + "/0"})

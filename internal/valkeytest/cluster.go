@@ -47,16 +47,16 @@ func StartCluster(masters, replicas int, opts ...Option) (*Cluster, error) {
 		c.Close()
 		return nil, fmt.Errorf("valkey-cli --cluster create: %w\n%s", err, out)
 	}
-	if err := c.waitOK(30*time.Second, masters*replicas); err != nil {
+	if err := c.WaitOK(30*time.Second, masters*replicas); err != nil {
 		c.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// waitOK waits until every node reports cluster_state:ok and, with replicas, lists that many
+// WaitOK waits until every node reports cluster_state:ok and, with replicas, lists that many
 // replicas and no failed node, and CLUSTER SLOTS lists every replica.
-func (c *Cluster) waitOK(limit time.Duration, replicas int) error {
+func (c *Cluster) WaitOK(limit time.Duration, replicas int) error {
 	deadline := time.Now().Add(limit)
 	for _, s := range c.Nodes {
 		rdb := s.Client()

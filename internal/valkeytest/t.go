@@ -14,9 +14,9 @@ import (
 // into a failure, so that the full suite can never pass by skipping.
 const RequiredEnv = "VALKEYTEST_REQUIRED"
 
-// need skips the test, or fails it under RequiredEnv, unless the server binary and every
+// Need skips the test, or fails it under RequiredEnv, unless the server binary and every
 // named companion of it (Companion) are there.
-func need(tb testing.TB, companions ...string) {
+func Need(tb testing.TB, companions ...string) {
 	tb.Helper()
 	if _, err := Binary(); err != nil {
 		missing(tb, err.Error())
@@ -51,7 +51,7 @@ func missing(tb testing.TB, reason string) {
 // when no server binary is installed.
 func StartT(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	need(tb)
+	Need(tb)
 	s, err := Start(opts...)
 	if err != nil {
 		tb.Fatal(err)
@@ -76,7 +76,7 @@ func StartReplicaT(tb testing.TB, primary *Server, opts ...Option) *Server {
 // requireClientCert is set), both removed when the test ends.
 func StartTLST(tb testing.TB, requireClientCert bool) (*Server, *PKI) {
 	tb.Helper()
-	need(tb)
+	Need(tb)
 	pki := NewPKIT(tb)
 	return StartT(tb, WithTLS(pki, requireClientCert)), pki
 }
@@ -95,7 +95,7 @@ func NewPKIT(tb testing.TB) *PKI {
 // StartClusterT is StartCluster for one test: it closes the cluster when the test ends.
 func StartClusterT(tb testing.TB, masters, replicas int, opts ...Option) *Cluster {
 	tb.Helper()
-	need(tb, "valkey-cli")
+	Need(tb, "valkey-cli")
 	c, err := StartCluster(masters, replicas, opts...)
 	if err != nil {
 		tb.Fatal(err)
@@ -108,7 +108,7 @@ func StartClusterT(tb testing.TB, masters, replicas int, opts ...Option) *Cluste
 // when the test ends.
 func StartSentinelT(tb testing.TB, n int) *Sentinel {
 	tb.Helper()
-	need(tb, "valkey-sentinel")
+	Need(tb, "valkey-sentinel")
 	st, err := StartSentinel(n)
 	if err != nil {
 		tb.Fatal(err)
@@ -137,7 +137,7 @@ type Shared struct {
 // when no server binary is installed.
 func (sh *Shared) Get(tb testing.TB) *Server {
 	tb.Helper()
-	need(tb)
+	Need(tb)
 	sh.once.Do(func() { sh.srv, sh.err = Start() })
 	if sh.err != nil {
 		tb.Fatal(sh.err)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +36,10 @@ type Option func(*Server)
 
 // WithArgs adds valkey-server arguments, such as "--appendonly", "yes".
 func WithArgs(args ...string) Option { return func(s *Server) { s.args = append(s.args, args...) } }
+
+// AddArgs adds arguments to those the server is started with from its next restart on, as
+// settings made with CONFIG SET that a restart must keep.
+func (s *Server) AddArgs(args ...string) { s.args = append(s.args, args...) }
 
 // WithBinary runs another server binary, such as redis-server for a compatibility check.
 func WithBinary(bin string) Option { return func(s *Server) { s.bin = bin } }
@@ -117,7 +120,7 @@ func (s *Server) launch() error {
 		args = append([]string{s.conf}, args...)
 	}
 	s.cmd = exec.Command(s.bin, args...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	s.cmd.SysProcAttr = sysProcAttr()
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The groups scenario: plan (of creates), apply, refresh (a plan with no changes) and destroy of
@@ -152,7 +152,7 @@ func (groupsScenario) run(ctx context.Context, b *bench) (string, error) {
 // countTrips runs one more cycle of the warned subject per size (blocks) through the counting
 // proxy, untimed.
 func (b *bench) countTrips(ctx context.Context, tf *terraform, cells []groupCell, dirs map[groupKey]string, res *groupResults) error {
-	proxy, err := valkeytest.StartProxy(b.srv.Addr())
+	proxy, err := faultproxy.StartProxy(b.srv.Addr())
 	if err != nil {
 		return err
 	}

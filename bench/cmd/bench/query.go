@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
 // The query scenario: `terraform query` lists the groups of N streams, three each, by pattern,
@@ -180,7 +180,7 @@ func (queryScenario) run(ctx context.Context, b *bench) (string, error) {
 	rdb := b.rdb
 	res := &queryResults{sizes: sizes, seeds: map[int]querySeed{}, runs: map[int][]queryRun{}, trips: map[int]tripCount{},
 		terraform: version(tf.bin, tf.env(), "version"), reps: b.reps}
-	proxy, err := valkeytest.StartProxy(b.srv.Addr())
+	proxy, err := faultproxy.StartProxy(b.srv.Addr())
 	if err != nil {
 		return "", err
 	}

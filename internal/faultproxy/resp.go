@@ -1,4 +1,4 @@
-package valkeytest
+package faultproxy
 
 import (
 	"bufio"

@@ -1,9 +1,10 @@
-package valkeytest
+package faultproxy
 
 import (
 	"bufio"
 	"context"
 	"errors"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 	"io"
 	"net"
 	"strconv"
@@ -27,11 +28,11 @@ func proxiedClient(t *testing.T, p *Proxy) *redis.Client {
 
 func TestProxy_RelaysPipelinesInOrderAndCountsRoundTrips(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	p := StartProxyT(t, srv.Addr())
 	rdb := proxiedClient(t, p)
 	ctx := context.Background()
-	key := Key(t, "{%s}:s")
+	key := valkeytest.Key(t, "{%s}:s")
 	cmds, err := rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		pipe.Set(ctx, key, "v", 0)
 		pipe.Get(ctx, key)
@@ -54,12 +55,12 @@ func TestProxy_RelaysPipelinesInOrderAndCountsRoundTrips(t *testing.T) {
 
 func TestProxy_DropReplyRunsTheCommandAndLosesItsReply(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	p := StartProxyT(t, srv.Addr(), Fault{Command: "SET", Action: DropReply, Times: 1})
 	rdb, admin := proxiedClient(t, p), srv.Client()
 	defer admin.Close()
 	ctx := context.Background()
-	key := Key(t, "{%s}:k")
+	key := valkeytest.Key(t, "{%s}:k")
 	err := rdb.Set(ctx, key, "v", 0).Err()
 	if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
 		t.Fatalf("SET with its reply dropped: err = %v, want the connection cut", err)
@@ -74,10 +75,10 @@ func TestProxy_DropReplyRunsTheCommandAndLosesItsReply(t *testing.T) {
 
 func TestProxy_CutReplyPassesHalfAReply(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	p := StartProxyT(t, srv.Addr(), Fault{Command: "GET", Action: CutReply})
 	ctx := context.Background()
-	key := Key(t, "{%s}:k")
+	key := valkeytest.Key(t, "{%s}:k")
 	admin := srv.Client()
 	defer admin.Close()
 	if err := admin.Set(ctx, key, strings.Repeat("x", 100), 0).Err(); err != nil {
@@ -101,11 +102,11 @@ func TestProxy_CutReplyPassesHalfAReply(t *testing.T) {
 
 func TestProxy_AnswerReplacesOneReplyInAPipeline(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	p := StartProxyT(t, srv.Addr(), Fault{Command: "GET", Action: Answer, Reply: "LOADING Valkey is loading the dataset in memory"})
 	rdb := proxiedClient(t, p)
 	ctx := context.Background()
-	key := Key(t, "{%s}:k")
+	key := valkeytest.Key(t, "{%s}:k")
 	var set *redis.StatusCmd
 	var get *redis.StringCmd
 	var incr *redis.IntCmd
@@ -125,7 +126,7 @@ func TestProxy_AnswerReplacesOneReplyInAPipeline(t *testing.T) {
 
 func TestProxy_DelayAndHang(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	ctx := context.Background()
 	delayed := StartProxyT(t, srv.Addr(), Fault{Command: "PING", Action: DelayReply, Delay: 300 * time.Millisecond})
 	start := time.Now()
@@ -144,8 +145,8 @@ func TestProxy_DelayAndHang(t *testing.T) {
 
 func TestProxy_KeyAndAfterPickOneCommandOfAPipeline(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
-	a, b := Key(t, "{%s}:a"), Key(t, "{%s}:b")
+	srv := valkeytest.StartT(t)
+	a, b := valkeytest.Key(t, "{%s}:a"), valkeytest.Key(t, "{%s}:b")
 	// The second GET of key b, and only that one: not the GETs of a, not the first GET of b.
 	p := StartProxyT(t, srv.Addr(), Fault{Command: "GET", Key: b, After: 1, Times: 1, Action: Answer, Reply: "ERR injected"})
 	rdb := proxiedClient(t, p)
@@ -169,8 +170,8 @@ func TestProxy_KeyAndAfterPickOneCommandOfAPipeline(t *testing.T) {
 
 func TestProxy_LogSaysWhatBecameOfEachCommand(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
-	key := Key(t, "{%s}:s")
+	srv := valkeytest.StartT(t)
+	key := valkeytest.Key(t, "{%s}:s")
 	p := StartProxyT(t, srv.Addr(), Fault{Command: "XINFO GROUPS", Action: DropReply, Times: 1})
 	p.KeepLog()
 	rdb := proxiedClient(t, p)
@@ -210,7 +211,7 @@ func slicesEqual(a, b []string) bool { return strings.Join(a, "\x00") == strings
 
 func TestProxy_RefuseResetsAConnectionThenRefusesDials(t *testing.T) {
 	t.Parallel()
-	srv := StartT(t)
+	srv := valkeytest.StartT(t)
 	p := StartProxyT(t, srv.Addr(), Fault{Action: Refuse, Times: 1, Delay: 500 * time.Millisecond})
 	ctx := context.Background()
 	first := proxiedClient(t, p)

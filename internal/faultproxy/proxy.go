@@ -1,4 +1,6 @@
-package valkeytest
+// Package faultproxy is a TCP proxy for tests that sits between a client and a real valkey-server
+// and injects faults into chosen commands (dropped, cut, delayed or replaced replies, hangs,
+// refused dials), and a Valkey Cluster whose every node is reached only through one.
 
 import (
 	"bufio"

@@ -1,8 +1,9 @@
-package valkeytest
+package faultproxy
 
 import (
 	"context"
 	"fmt"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 	"net"
 	"strconv"
 	"strings"
@@ -17,15 +18,15 @@ import (
 // and every fault injected into the proxies reaches it. Restarts keep the announcement (it is
 // among the node's arguments).
 type ProxiedCluster struct {
-	*Cluster
+	*valkeytest.Cluster
 	Proxies []*Proxy // Proxies[i] forwards to Nodes[i]
 }
 
 // StartProxiedClusterT starts a ProxiedCluster of masters nodes (no replicas) for one test and
 // closes it when the test ends.
-func StartProxiedClusterT(tb testing.TB, masters int, opts ...Option) *ProxiedCluster {
+func StartProxiedClusterT(tb testing.TB, masters int, opts ...valkeytest.Option) *ProxiedCluster {
 	tb.Helper()
-	need(tb, "valkey-cli")
+	valkeytest.Need(tb, "valkey-cli")
 	pc, err := StartProxiedCluster(masters, opts...)
 	if err != nil {
 		tb.Fatal(err)
@@ -37,8 +38,8 @@ func StartProxiedClusterT(tb testing.TB, masters int, opts ...Option) *ProxiedCl
 // StartProxiedCluster starts a cluster of masters, a proxy in front of each node, makes each
 // node announce its proxy, and waits until every node reports cluster_state:ok and CLUSTER
 // SLOTS names the proxies only (the nodes gossip the new ports).
-func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
-	c, err := StartCluster(masters, 0, opts...)
+func StartProxiedCluster(masters int, opts ...valkeytest.Option) (*ProxiedCluster, error) {
+	c, err := valkeytest.StartCluster(masters, 0, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
 			pc.Close()
 			return nil, fmt.Errorf("CONFIG SET cluster-announce-port on %s: %w", s.Addr(), err)
 		}
-		s.args = append(s.args, "--"+announce[0], announce[1], "--"+announce[2], announce[3])
+		s.AddArgs("--"+announce[0], announce[1], "--"+announce[2], announce[3])
 	}
 	if err := pc.WaitReady(30 * time.Second); err != nil {
 		pc.Close()
@@ -75,7 +76,7 @@ func StartProxiedCluster(masters int, opts ...Option) (*ProxiedCluster, error) {
 // WaitReady waits until every node reports cluster_state:ok and its CLUSTER SLOTS names only
 // the proxies, as after a start or a restart of a node.
 func (pc *ProxiedCluster) WaitReady(limit time.Duration) error {
-	if err := pc.waitOK(limit, 0); err != nil {
+	if err := pc.WaitOK(limit, 0); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(limit)
@@ -98,7 +99,7 @@ func (pc *ProxiedCluster) WaitReady(limit time.Duration) error {
 }
 
 // slotAddrs is every address CLUSTER SLOTS on s names.
-func (pc *ProxiedCluster) slotAddrs(s *Server) ([]string, error) {
+func (pc *ProxiedCluster) slotAddrs(s *valkeytest.Server) ([]string, error) {
 	rdb := s.Client()
 	defer func() { _ = rdb.Close() }()
 	ranges, err := rdb.ClusterSlots(context.Background()).Result() //nolint:staticcheck // the map go-redis reads
@@ -140,7 +141,7 @@ func (pc *ProxiedCluster) ProxyAddrs() []string {
 }
 
 // NodeOf is the node serving slot, found through CLUSTER SLOTS (which names its proxy).
-func (pc *ProxiedCluster) NodeOf(ctx context.Context, slot int) (*Server, error) {
+func (pc *ProxiedCluster) NodeOf(ctx context.Context, slot int) (*valkeytest.Server, error) {
 	rdb := pc.Nodes[0].Client()
 	defer func() { _ = rdb.Close() }()
 	ranges, err := rdb.ClusterSlots(ctx).Result() //nolint:staticcheck // the map go-redis reads

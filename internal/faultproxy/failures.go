@@ -1,8 +1,9 @@
-package valkeytest
+package faultproxy
 
 import (
 	"context"
 	"fmt"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -37,7 +38,7 @@ type FailureCase struct {
 // seedMatrixStream is the seed of every row: stream with two entries and group "g" at 0.
 func seedMatrixStream(t testing.TB, stream string) func(*redis.Client) {
 	return func(rdb *redis.Client) {
-		XAdd(t, rdb, stream, "1-1", "1-2")
+		valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
 		if err := rdb.XGroupCreate(context.Background(), stream, "g", "0").Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func faultEvery(action Action, reply string) []Fault {
 // Failures are the rows of the fault matrix.
 func Failures() []FailureCase {
 	const password = "fault-matrix-Pa55"
-	seeded := func(t testing.TB, s *Server, pass string, seed func(*redis.Client)) {
+	seeded := func(t testing.TB, s *valkeytest.Server, pass string, seed func(*redis.Client)) {
 		t.Helper()
 		if seed == nil {
 			return
@@ -71,8 +72,8 @@ func Failures() []FailureCase {
 		defer func() { _ = rdb.Close() }()
 		seed(rdb)
 	}
-	plain := func(t testing.TB, seed func(*redis.Client), args ...string) *Server {
-		s := StartT(t, WithArgs(args...))
+	plain := func(t testing.TB, seed func(*redis.Client), args ...string) *valkeytest.Server {
+		s := valkeytest.StartT(t, valkeytest.WithArgs(args...))
 		seeded(t, s, "", seed)
 		return s
 	}
@@ -82,7 +83,7 @@ func Failures() []FailureCase {
 	}
 	return []FailureCase{
 		{"refused port", func(t testing.TB, _ string) Failure {
-			port, err := FreePort()
+			port, err := valkeytest.FreePort()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,13 +96,13 @@ func Failures() []FailureCase {
 		}},
 		{"wrong password", func(t testing.TB, stream string) Failure {
 			seed := seedMatrixStream(t, stream)
-			s := StartT(t, WithArgs("--requirepass", password))
+			s := valkeytest.StartT(t, valkeytest.WithArgs("--requirepass", password))
 			seeded(t, s, password, seed)
 			return Failure{URL: s.URL(), Addr: s.Addr(), Password: "not-" + password}
 		}},
 		{"no password", func(t testing.TB, stream string) Failure {
 			seed := seedMatrixStream(t, stream)
-			s := StartT(t, WithArgs("--requirepass", password))
+			s := valkeytest.StartT(t, valkeytest.WithArgs("--requirepass", password))
 			seeded(t, s, password, seed)
 			return Failure{URL: s.URL(), Addr: s.Addr()}
 		}},
@@ -123,7 +124,7 @@ func Failures() []FailureCase {
 		}},
 		{"plain to a TLS port", func(t testing.TB, stream string) Failure {
 			seed := seedMatrixStream(t, stream)
-			s := StartT(t, WithTLS(NewPKIT(t), false))
+			s := valkeytest.StartT(t, valkeytest.WithTLS(valkeytest.NewPKIT(t), false))
 			seeded(t, s, "", seed)
 			return Failure{URL: "valkey://" + s.TLSAddr() + "/0", Addr: s.TLSAddr()}
 		}},
@@ -134,7 +135,7 @@ func Failures() []FailureCase {
 		{"replica (READONLY)", func(t testing.TB, stream string) Failure {
 			seed := seedMatrixStream(t, stream)
 			// The replica links after the seed, so its full sync carries the seeded keys.
-			replica := StartReplicaT(t, plain(t, seed))
+			replica := valkeytest.StartReplicaT(t, plain(t, seed))
 			return Failure{URL: replica.URL(), Addr: replica.Addr()}
 		}},
 		{"out of memory (OOM)", func(t testing.TB, stream string) Failure {
