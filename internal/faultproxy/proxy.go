@@ -1,6 +1,7 @@
 // Package faultproxy is a TCP proxy for tests that sits between a client and a real valkey-server
 // and injects faults into chosen commands (dropped, cut, delayed or replaced replies, hangs,
 // refused dials), and a Valkey Cluster whose every node is reached only through one.
+package faultproxy
 
 import (
 	"bufio"
