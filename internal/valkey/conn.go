@@ -17,7 +17,7 @@ import (
 // of a pipeline's connection is returned on the pipeline only, with every command left
 // without a value or an error. openHook marks every failure to open a connection once, at
 // its source, so that callers see the same typed failure whatever first used the connection,
-// and so that the door knows that nothing of its own was sent.
+// and so that EnsureGroup knows that nothing of its own was sent.
 
 // openError is a failure while a connection was being opened: dialling (TCP, TLS, the
 // Sentinel lookup of the primary), the HELLO/AUTH handshake, or SELECT. No command of the
@@ -127,7 +127,7 @@ func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 // routed makes sure that a cluster client knows the node serving key before anything is
 // written for it. go-redis loads the slot map (CLUSTER SLOTS) inside whichever command or
 // pipeline first needs it, and hands a failure there to every command of it as that
-// command's own error: a door would read its create as written and its reply as lost, and a
+// command's own error: EnsureGroup would read its create as written and its reply as lost, and a
 // read would quote CLUSTER SLOTS's refusal as its own. A failure here is marked like one to
 // open a connection (step "CLUSTER SLOTS"), since nothing of the caller's was written.
 func (c *Client) routed(ctx context.Context, key string) error {

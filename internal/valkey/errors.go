@@ -33,7 +33,7 @@ func (e *WrongTypeError) Error() string {
 
 // RefusedError is an error reply to a command of this package's, in the server's own words
 // (Reply): NOPERM, READONLY, LOADING, OOM, CLUSTERDOWN, and any other. Three replies are not
-// refusals: BUSYGROUP, which the door swallows; WRONGTYPE, a *WrongTypeError; and a failed
+// refusals: BUSYGROUP, which EnsureGroup swallows; WRONGTYPE, a *WrongTypeError; and a failed
 // authentication (NOAUTH, WRONGPASS), an *UnreachableError, since no command ran. A refusal
 // met while a connection was being opened (a SELECT the server refuses) is an
 // *UnreachableError too, with Step "SELECT".
@@ -68,9 +68,9 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("group %q does not exist on stream %q", e.Group, e.Stream)
 }
 
-// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for (WAIT):
+// UnconfirmedError is an EnsureGroup whose write fewer replicas acknowledged than asked for (WAIT):
 // the group is on the primary, created or adopted as Outcome says, but a failover now could
-// lose it, so the door does not count it. Reply is WAIT's error reply when the server refused
+// lose it, so EnsureGroup does not count it. Reply is WAIT's error reply when the server refused
 // WAIT; Err is set when WAIT's reply was lost.
 type UnconfirmedError struct {
 	Addr    string
@@ -105,8 +105,8 @@ func Where(addr, node string) string {
 	return "node " + node + " of " + addr
 }
 
-// UnknownOutcomeError is a door whose XGROUP CREATE may have reached the server but whose
-// reply was lost (the connection broke or timed out after the command was written). The door
+// UnknownOutcomeError is an EnsureGroup whose XGROUP CREATE may have reached the server but whose
+// reply was lost (the connection broke or timed out after the command was written). EnsureGroup
 // does not send it again: a second XGROUP CREATE would answer BUSYGROUP to this very create,
 // and the group would read as adopted. Now is what the server showed when asked once
 // afterwards; NowErr is set when even that could not be read.
