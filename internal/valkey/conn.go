@@ -126,10 +126,12 @@ func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 
 // routed makes sure that a cluster client knows the node serving key before anything is
 // written for it. go-redis loads the slot map (CLUSTER SLOTS) inside whichever command or
-// pipeline first needs it, and hands a failure there to every command of it as that
-// command's own error: EnsureGroup would read its create as written and its reply as lost, and a
-// read would quote CLUSTER SLOTS's refusal as its own. A failure here is marked like one to
-// open a connection (step "CLUSTER SLOTS"), since nothing of the caller's was written.
+// pipeline first needs it, and hands a failure there to every command of it as that command's
+// own error: EnsureGroup would read its create as written and its reply as lost, and a read
+// would quote CLUSTER SLOTS's refusal as its own. A failure here is marked like one to open a
+// connection (step "CLUSTER SLOTS"), since nothing of the caller's was written. Every entry
+// point calls it before its first command: EnsureGroup, Group, Survey, StreamInfo,
+// GroupDetail, and ListGroups for each page and before its SCAN.
 func (c *Client) routed(ctx context.Context, key string) error {
 	cluster, ok := c.Universal().(*redis.ClusterClient)
 	if !ok {
