@@ -20,9 +20,9 @@ type Group struct {
 }
 
 // Group finds one group on stream. found is false when the stream or the group is missing;
-// err is set only when the server could not answer or the key is not a stream. Answers are
-// shared per stream for the client's life, and always reflect the groups this client's EnsureGroup made;
-// counters such as pending may be as old as that.
+// err is set when the server could not be reached, refused XINFO GROUPS, or holds another
+// type at the key. Answers are shared per stream for the client's life, and always reflect
+// the groups this client's EnsureGroup made; counters such as pending may be as old as that.
 func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found bool, err error) {
 	sg, err := c.cached(ctx, stream, "groups", func(streamGroups) bool { return true }, c.fetchGroups)
 	if err != nil || !sg.exists {

@@ -140,7 +140,7 @@ func resolve(opts Options) (settings, error) {
 }
 
 // clusterOptions names the seeds. The database (u.DB) is not a cluster option in go-redis:
-// newClusterClient gives it to every node.
+// newUniversalClient gives it to every node.
 func clusterOptions(opts Options, u *redis.UniversalOptions) error {
 	if err := checkAddrs("ClusterAddrs", opts.ClusterAddrs); err != nil {
 		return err
