@@ -62,7 +62,7 @@ scale=${1:-10}
 targets=(
   ./internal/provider:FuzzParseGroupID:20000
   ./internal/valkey:FuzzParseURL:50000
-  ./internal/valkey:FuzzDoorOutcome:50000
+  ./internal/valkey:FuzzEnsureOutcome:50000
   ./internal/valkey:FuzzHashSlot:30000
   ./internal/valkey:FuzzReplyReaders:3000
 )

@@ -2,7 +2,8 @@ package pluginserver
 
 import "os"
 
-// wanted are the variables that ask for logs; with any of them set, the SDK keeps its defaults.
+// wanted are the variables with which the SDK keeps its log defaults: those that ask for logs
+// (TF_LOG*), and TF_ACC, which asks for none but marks a run of the acceptance tests.
 var wanted = []string{"TF_LOG", "TF_LOG_PROVIDER", "TF_LOG_PATH", "TF_LOG_SDK", "TF_LOG_SDK_PROTO", "TF_LOG_SDK_FRAMEWORK", "TF_ACC"}
 
 // QuietUnlessWanted turns logging off when Terraform was not asked for logs and so would parse

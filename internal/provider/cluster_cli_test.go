@@ -218,7 +218,7 @@ func TestCLICluster_databaseRefused(t *testing.T) {
 	}
 }
 
-// TestCLICluster_minReplicaAcks: with a cluster, the door waits for one replica by default, on
+// TestCLICluster_minReplicaAcks: with a cluster, Create waits for one replica by default, on
 // the primary that ran the create: every group applied is on its owner's replica. When that
 // replica is down the apply fails with "Not Confirmed By Replicas" naming the node, and the
 // group stays out of state (it is on the primary, and applying again adopts it).
@@ -266,6 +266,6 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 		t.Error("the unconfirmed group is in state")
 	}
 	if got := owner.Groups(t, 0, streams[0]); !slices.Contains(got, "late") {
-		t.Errorf("the owner %s holds %v; the door should have created the group before WAIT fell short", owner.Addr(), got)
+		t.Errorf("the owner %s holds %v; XGROUP CREATE should have created the group before WAIT fell short", owner.Addr(), got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 // Groups declared while their slot moves. During a migration the source serves the keys it
 // still holds and answers ASK for the others (already moved, or not created yet), which the
-// target serves only after ASKING; every plan-time read, the door, refresh and query must follow
+// target serves only after ASKING; every plan-time read, XGROUP CREATE, refresh and query must follow
 // that, and each group must end on the node that owns its key, in the configured database.
 
 // expectGroupsOn fails unless node holds exactly the groups want on each stream, in database db.
@@ -98,7 +98,7 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 	expectWarning(t, plan.diags, fmt.Sprintf("Stream %q Will Be Created", nowhere), 1)
 
 	noCheckSkipped(t, r.apply().must(t, true))
-	// A held staying and runs its door; B holds moved and gets the stream that was nowhere (A
+	// A held staying and runs its XGROUP CREATE; B holds moved and gets the stream that was nowhere (A
 	// answers ASK for a key it does not hold).
 	expectGroupsOn(t, source, db, map[string][]string{staying: {"billing"}})
 	expectGroupsOn(t, target, db, map[string][]string{moved: {"billing"}, nowhere: {"billing"}})

@@ -67,7 +67,7 @@ func sentence(text string) string {
 	return strings.TrimRight(strings.TrimSpace(text), ".") + "."
 }
 
-// lostReplyDetail explains a door whose XGROUP CREATE may have run but whose reply was lost.
+// lostReplyDetail explains a Create whose XGROUP CREATE may have run but whose reply was lost.
 func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
 	var now string
 	switch {
@@ -230,9 +230,9 @@ func addSettingsError(diags *diag.Diagnostics, err error, urlSource string) {
 	}
 }
 
-// doorErrorSummary names what a failed door leaves behind: nothing, a group nobody confirmed,
+// ensureErrorSummary names what a failed Create leaves behind: nothing, a group nobody confirmed,
 // or an outcome nobody knows.
-func doorErrorSummary(err error) string {
+func ensureErrorSummary(err error) string {
 	var (
 		lost        *valkey.UnknownOutcomeError
 		unconfirmed *valkey.UnconfirmedError
@@ -246,7 +246,7 @@ func doorErrorSummary(err error) string {
 	return "Consumer Group Not Created"
 }
 
-// adoptedDetail says what the door found, and only that: it cannot tell who created the group
+// adoptedDetail says what XGROUP CREATE found, and only that: it cannot tell who created the group
 // (another client, or an earlier apply of this group whose reply was lost), so it does not
 // claim that the declared start was not applied.
 func adoptedDetail(stream, name, start string, g valkey.Group) string {

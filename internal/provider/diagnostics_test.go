@@ -53,7 +53,7 @@ func TestRefusedHint_NamesWhatToDo(t *testing.T) {
 }
 
 // TestErrorDetail_UnconfirmedSaysWhatHappened: a group the replicas did not confirm is worded as
-// the door met it, created or adopted, and says what to do for each way WAIT fell short.
+// XGROUP CREATE met it, created or adopted, and says what to do for each way WAIT fell short.
 func TestErrorDetail_UnconfirmedSaysWhatHappened(t *testing.T) {
 	for name, tc := range map[string]struct {
 		err       valkey.UnconfirmedError
@@ -84,7 +84,7 @@ func TestErrorDetail_UnconfirmedSaysWhatHappened(t *testing.T) {
 				t.Errorf("%s: detail %q says %q, which did not happen", name, detail, not)
 			}
 		}
-		if summary := doorErrorSummary(&tc.err); summary != "Consumer Group Not Confirmed By Replicas" {
+		if summary := ensureErrorSummary(&tc.err); summary != "Consumer Group Not Confirmed By Replicas" {
 			t.Errorf("%s: summary %q", name, summary)
 		}
 	}
@@ -114,7 +114,7 @@ func TestErrorDetail_LostReplySaysWhatTheServerShows(t *testing.T) {
 				t.Errorf("%s: detail %q does not mention %q", name, detail, want)
 			}
 		}
-		if summary := doorErrorSummary(err); summary != "Consumer Group Outcome Unknown" {
+		if summary := ensureErrorSummary(err); summary != "Consumer Group Outcome Unknown" {
 			t.Errorf("%s: summary %q", name, summary)
 		}
 	}
@@ -140,7 +140,7 @@ func TestErrorDetail_ClusterSlotMapFailureSaysNothingWasSent(t *testing.T) {
 			t.Errorf("detail %q does not say %q", detail, want)
 		}
 	}
-	if summary := doorErrorSummary(err); summary != "Consumer Group Not Created" {
+	if summary := ensureErrorSummary(err); summary != "Consumer Group Not Created" {
 		t.Errorf("summary %q, want Consumer Group Not Created", summary)
 	}
 }

@@ -179,8 +179,8 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	if failed.err == nil {
 		t.Fatalf("the apply succeeded although the server was killed after %d of %d creates", before, groups)
 	}
-	// A door whose connection was open when the server died lost its reply (the create may have
-	// run); the doors after it could not connect. Both are loud and name the address.
+	// A Create whose connection was open when the server died lost its reply (XGROUP CREATE may
+	// have run); the Creates after it could not connect. Both are loud and name the address.
 	expectErrorsOnly(t, failed, srv.Addr(), "Consumer Group Not Created", "Consumer Group Outcome Unknown")
 
 	if err := srv.Restart(); err != nil {
@@ -353,7 +353,7 @@ func waitCluster(t *testing.T, nodes []*valkeytest.Server, ok func(clusterNodes 
 
 // TestCLIReliability_clusterMasterKilledDuringApply kills the master that owns the groups'
 // slot while an apply runs; once its replica is promoted and the old master is back as the new
-// primary's replica (the door waits for one replica by default in a cluster), re-applies
+// primary's replica (Create waits for one replica by default in a cluster), re-applies
 // converge and every group recorded in state is on the cluster.
 func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	t.Parallel()
@@ -395,7 +395,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	waitCluster(t, alive, func(nodes string) bool { return strings.Count(nodes, "master") >= 4 }) // 3 serving + the failed one
 	t.Logf("first apply ok=%v with %d groups in state; replica promoted %v after the kill", runs[0].err == nil, len(inState), time.Since(killedAt))
 	// The promoted replica has no replica of its own until the old master returns as one: until
-	// then no write there can be confirmed, and the door says so rather than record it.
+	// then no write there can be confirmed, and Create says so rather than record it.
 	if err := owner.Restart(); err != nil {
 		t.Fatal(err)
 	}

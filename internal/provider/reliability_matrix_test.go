@@ -29,7 +29,7 @@ import (
 // cause, and whether reads still work (a replica serves reads; OOM refuses only writes).
 type matrixRow struct {
 	cause      string // a fragment of the detail that names the cause
-	applyCause string // when the door meets it in other words (a lost reply)
+	applyCause string // when Create meets it in other words (a lost reply)
 	readsWork  bool
 	refusal    bool // the server answers and refuses: the plan's skip note is per stream
 }

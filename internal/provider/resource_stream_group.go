@@ -144,10 +144,10 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 
 	outcome, group, err := client.EnsureGroup(ctx, stream, name, valkey.Start(start))
 	if err != nil {
-		resp.Diagnostics.AddError(doorErrorSummary(err), errorDetail(err, groupSubject(stream, name)))
+		resp.Diagnostics.AddError(ensureErrorSummary(err), errorDetail(err, groupSubject(stream, name)))
 		return
 	}
-	tflog.Debug(ctx, "group door", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
+	tflog.Debug(ctx, "XGROUP CREATE", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
 	if outcome == valkey.Adopted {
 		warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, ""), adoptedDetail(stream, name, start, group))
 	}

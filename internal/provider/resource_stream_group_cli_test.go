@@ -32,10 +32,10 @@ func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	expectWarning(t, applied, adoptedSummary, 1,
 		fmt.Sprintf("%q already existed on stream %q", "billing", stream), "adopted as it is, at last-delivered-id 42-7 with lag 1",
 		"cannot tell who created it", "an earlier apply whose reply was lost")
-	// The door saw BUSYGROUP and nothing more: it does not claim the start was not applied.
+	// Create saw BUSYGROUP and nothing more: it does not claim the start was not applied.
 	for _, d := range findDiagnostic(applied, tfjson.DiagnosticSeverityWarning, adoptedSummary) {
 		if strings.Contains(d.Detail, "was not applied") {
-			t.Errorf("the adoption warning claims what the door cannot know: %s", d.Detail)
+			t.Errorf("the adoption warning claims what Create cannot know: %s", d.Detail)
 		}
 	}
 	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {

@@ -58,7 +58,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 	r.previewCreate(ctx, plan, &resp.Diagnostics)
 }
 
-// previewCreate tells the reviewer, at plan time, what the door will meet at apply, using read
+// previewCreate tells the reviewer, at plan time, what XGROUP CREATE will meet at apply, using read
 // commands only (XINFO GROUPS and XINFO STREAM, and TYPE for a collision), once per stream. It
 // promises nothing in the plan itself: `adopted` stays unknown, because apply is the authority.
 func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGroupModel, diags *diag.Diagnostics) {

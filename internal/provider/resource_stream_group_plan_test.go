@@ -14,7 +14,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// Plan-time checks: a reviewer reading the plan learns what the door will meet at apply
+// Plan-time checks: a reviewer reading the plan learns what XGROUP CREATE will meet at apply
 // (plan_preview_test.go says which are direct calls of ModifyPlan and which run on the CLI).
 
 func TestStreamGroupModifyPlan_notesStreamWillBeCreated(t *testing.T) {
@@ -121,7 +121,7 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 	r.plan(tfexec.Out(planFile)).must(t, true)
 
 	// The key becomes a string after the plan was approved. Terraform re-plans each resource
-	// during apply, so the plan-time check meets it first; the door's own refusal is guarded
+	// during apply, so the plan-time check meets it first; XGROUP CREATE's own refusal is guarded
 	// in internal/valkey (TestEnsureGroup_WrongTypeNamesTheType). Either way: loud, no state.
 	mustDo(t, rdb.Set(ctx, stream, "not a stream", 0).Err())
 	diags := r.apply(tfexec.DirOrPlan(planFile)).must(t, false).diags
@@ -131,7 +131,7 @@ func TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState(t *testing.T) 
 		t.Fatalf("want one error naming the key, the address and 'string'; diagnostics: %+v", diags)
 	}
 	if groups := r.stateGroups(); len(groups) != 0 {
-		t.Errorf("state holds %+v after a failed door", groups)
+		t.Errorf("state holds %+v after a failed XGROUP CREATE", groups)
 	}
 	if v := rdb.Get(ctx, stream).Val(); v != "not a stream" {
 		t.Errorf("the string changed to %q", v)

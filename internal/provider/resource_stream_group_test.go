@@ -175,7 +175,7 @@ func TestAccStreamGroup_wrongTypeFailsAndWritesNothing(t *testing.T) {
 		Steps: []resource.TestStep{{
 			PreConfig: func() { rdb.Set(ctx, stream, "not a stream", 0) },
 			Config:    testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "g", "new"),
-			// The plan-time check already meets the string; the apply-time door is covered by
+			// The plan-time check already meets the string; the apply-time XGROUP CREATE is covered by
 			// TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState and internal/valkey.
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*` + regexp.QuoteMeta(fmt.Sprintf("%q", stream)[:20]) +
 				`.*holds a string, not a\s+stream`),

@@ -39,8 +39,10 @@ var settings = []setting{
 		doc: "How long to wait for a command's reply"},
 	{name: "max_retries", env: "VALKEY_MAX_RETRIES", field: "MaxRetries",
 		def: strconv.Itoa(valkey.DefaultMaxRetries), urlQuery: []string{"max_retries"},
-		to:  intAt(func(o *valkey.Options) **int { return &o.MaxRetries }),
-		doc: "How many times a command is retried after a network error; `0` disables retries."},
+		to: intAt(func(o *valkey.Options) **int { return &o.MaxRetries }),
+		doc: "How many times a command is retried after a network error; `0` disables retries. `XGROUP CREATE` is never " +
+			"resent once it was written, since a second one would answer `BUSYGROUP` and the group would read as adopted: " +
+			"it is tried again only when nothing was sent (no connection could be opened in time), and a lost reply fails the apply instead."},
 	{name: "min_replica_acks", env: "VALKEY_MIN_REPLICA_ACKS", field: "MinReplicaAcks",
 		def: fmt.Sprintf("%d with sentinel or cluster, else 0", valkey.DefaultFailoverReplicaAcks),
 		to:  intAt(func(o *valkey.Options) **int { return &o.MinReplicaAcks }),

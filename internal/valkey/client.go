@@ -18,7 +18,7 @@ type Client struct {
 	tls        *tls.Config // nil without TLS
 	acks       int
 	ackTimeout time.Duration
-	retries    int // how often a connection that could not be opened is tried again by the door
+	retries    int // how often a connection that could not be opened is tried again by EnsureGroup
 	build      func() redis.UniversalClient
 
 	once sync.Once

@@ -27,7 +27,7 @@ func needClusterDatabases(t *testing.T) {
 }
 
 // TestClient_ClusterDatabase: with cluster-databases (Valkey 9), db is the database of every
-// node: the door, the reads and the listing work in database 3 of the node owning each key,
+// node: EnsureGroup, the reads and the listing work in database 3 of the node owning each key,
 // and never in database 0, on connections opened after the first ones were killed and on a
 // node the client meets only after a reshard.
 func TestClient_ClusterDatabase(t *testing.T) { //nolint:tparallel // the subtests share one cluster in order: the reshard comes last
@@ -57,7 +57,7 @@ func TestClient_ClusterDatabase(t *testing.T) { //nolint:tparallel // the subtes
 	}
 
 	var streams []string
-	t.Run("door and reads on every primary", func(t *testing.T) {
+	t.Run("EnsureGroup and reads on every primary", func(t *testing.T) {
 		owners := map[*valkeytest.Server]bool{}
 		for i := range 9 {
 			stream := fmt.Sprintf("%s:{s%d}:stream", prefix, i)

@@ -12,12 +12,12 @@ import (
 
 // TestCluster_SlotMapFailureWritesNothing: a cluster client loads its slot map (CLUSTER SLOTS)
 // inside the first command that needs it, and go-redis gave a failure there to that command as
-// its own error. The door then read its create as written and its reply as lost ("Consumer
-// Group Outcome Unknown"), though XGROUP CREATE was never sent, and reads quoted CLUSTER SLOTS's
-// refusal as XINFO GROUPS's. (Found while building the fault campaign's Cluster mode; put
-// back, the campaign catches it: the plant cluster-slot-map-in-the-door.) Now the slot map is
-// asked for first: its failure is a connection that could not be opened, step CLUSTER SLOTS,
-// which the door may try again.
+// its own error. EnsureGroup then read its create as written and its reply as lost ("Consumer
+// Group Outcome Unknown"), though XGROUP CREATE was never sent, and reads (Group, Survey,
+// StreamInfo, GroupDetail, ListGroups) quoted CLUSTER SLOTS's refusal as their own. (Found
+// while building the fault campaign's Cluster mode; put back, the campaign catches it: the
+// plant cluster-slot-map-in-the-door.) Now the slot map is asked for first: its failure is a
+// connection that could not be opened, step CLUSTER SLOTS, which EnsureGroup may try again.
 func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel // the subtests share the proxies' faults in turn
 	t.Parallel()
 	pc := faultproxy.StartProxiedClusterT(t, 3)
@@ -57,7 +57,7 @@ func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel 
 			_, _, err := client(0).EnsureGroup(ctx, stream, "g", valkey.StartNew)
 			var u *valkey.UnreachableError
 			if !errors.As(err, &u) || u.Step != "CLUSTER SLOTS" {
-				t.Errorf("the door with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", err, err)
+				t.Errorf("EnsureGroup with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", err, err)
 			}
 			if n := creates(); n != 0 {
 				t.Errorf("XGROUP CREATE passed the proxies %d times; with no slot map nothing may be sent", n)
@@ -69,12 +69,26 @@ func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel 
 			if _, err = client(0).Survey(ctx, stream); !errors.As(err, &u) || u.Step != "CLUSTER SLOTS" {
 				t.Errorf("a plan's survey with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", err, err)
 			}
+			if _, err = client(0).StreamInfo(ctx, stream); !errors.As(err, &u) || u.Step != "CLUSTER SLOTS" {
+				t.Errorf("StreamInfo with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", err, err)
+			}
+			if _, _, err = client(0).GroupDetail(ctx, stream, "g"); !errors.As(err, &u) || u.Step != "CLUSTER SLOTS" {
+				t.Errorf("GroupDetail with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", err, err)
+			}
+			for name, opts := range map[string]valkey.ListOptions{"named": {Streams: []string{stream}}, "matched": {Match: stream}} {
+				for _, err = range client(0).ListGroups(ctx, opts) {
+					break
+				}
+				if !errors.As(err, &u) || u.Step != "CLUSTER SLOTS" {
+					t.Errorf("ListGroups of a stream %s, with no slot map: %T %v; want an UnreachableError at step CLUSTER SLOTS", name, err, err)
+				}
+			}
 		})
 	}
-	// Nothing was written, so the door tries again (MaxRetries) and creates the group once.
+	// Nothing was written, so EnsureGroup tries again (MaxRetries) and creates the group once.
 	inject(faultproxy.Fault{Command: "CLUSTER SLOTS", Action: faultproxy.CutReply, Times: 1})
 	if outcome, _, err := client(1).EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil || outcome != valkey.Created {
-		t.Fatalf("the door after one failed CLUSTER SLOTS = %v, %v; want Created on the second attempt", outcome, err)
+		t.Fatalf("EnsureGroup after one failed CLUSTER SLOTS = %v, %v; want Created on the second attempt", outcome, err)
 	}
 	if n := creates(); n != 1 {
 		t.Errorf("XGROUP CREATE passed the proxies %d times, want once", n)

@@ -15,7 +15,7 @@ import (
 
 // clusterACL is the minimal ACL plus what a cluster client needs: the slot map (CLUSTER SLOTS)
 // and key positions of commands it routes (COMMAND).
-const clusterACL = valkeytest.DoorACL + " +cluster|slots +command"
+const clusterACL = valkeytest.EnsureGroupACL + " +cluster|slots +command"
 
 // TestClient_Cluster runs against one three-master cluster: groups on keys in different
 // slots, hash-tagged keys in one slot, a slot migrated between nodes, the minimal ACL, and
@@ -104,7 +104,7 @@ func TestClient_Cluster(t *testing.T) { //nolint:tparallel // the subtests share
 		if err := cluster.MigrateSlot(ctx, slotOf(t, cluster, stream), to); err != nil {
 			t.Fatalf("migrate: %v", err)
 		}
-		// The client's slot map is stale now: MOVED must be followed, for the door and for reads.
+		// The client's slot map is stale now: MOVED must be followed, for EnsureGroup and for reads.
 		if outcome, _, err := c.EnsureGroup(ctx, stream, "after", valkey.StartNew); err != nil || outcome != valkey.Created {
 			t.Fatalf("EnsureGroup after migration: outcome=%v err=%v", outcome, err)
 		}

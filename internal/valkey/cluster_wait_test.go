@@ -51,7 +51,7 @@ func onReplica(t *testing.T, replica *valkeytest.Server, stream string) []string
 // (one replica by default), WAIT runs right after XGROUP CREATE on the primary that owns the
 // slot, and counts that primary's replicas. When the create is redirected (MOVED after a
 // reshard, ASK while the slot migrates), the WAIT that counts is the one on the node that ran
-// the create: a replica down there fails the door, however healthy the redirecting node's is.
+// the create: a replica down there fails EnsureGroup, however healthy the redirecting node's is.
 func TestEnsureGroup_ClusterWaitsOnThePrimaryThatRanTheCreate(t *testing.T) { //nolint:tparallel // the subtests share one cluster in order: a replica dies for the last two
 	t.Parallel()
 	cluster := valkeytest.StartClusterT(t, 3, 1)
@@ -85,7 +85,7 @@ func TestEnsureGroup_ClusterWaitsOnThePrimaryThatRanTheCreate(t *testing.T) { //
 			}
 		}
 	}
-	// unconfirmedOn asserts a door refused for want of a replica of node.
+	// unconfirmedOn asserts an EnsureGroup refused for want of a replica of node.
 	unconfirmedOn := func(t *testing.T, err error, node *valkeytest.Server, acked int64) {
 		t.Helper()
 		var unconfirmed *valkey.UnconfirmedError
@@ -127,7 +127,7 @@ func TestEnsureGroup_ClusterWaitsOnThePrimaryThatRanTheCreate(t *testing.T) { //
 				}
 			}
 			if got := onReplica(t, replica, stream); !slices.Contains(got, "billing") {
-				t.Errorf("the owner's replica %s has groups %v on %s right after the door", replica.Addr(), got, stream)
+				t.Errorf("the owner's replica %s has groups %v on %s right after EnsureGroup", replica.Addr(), got, stream)
 			}
 		}
 	})

@@ -11,9 +11,9 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// TestRedis70_DoorAndRead runs the door's table and Read against redis-server 7.0, the
+// TestRedis70_EnsureGroupAndRead runs EnsureGroup's table and Read against redis-server 7.0, the
 // Redis release Debian bookworm ships: same replies, same outcomes. scripts/setup.sh installs it.
-func TestRedis70_DoorAndRead(t *testing.T) {
+func TestRedis70_EnsureGroupAndRead(t *testing.T) {
 	bin := valkeytest.LookPathT(t, "redis-server", "scripts/setup.sh redis")
 	t.Parallel()
 	redisSrv := valkeytest.StartT(t, valkeytest.WithBinary(bin))

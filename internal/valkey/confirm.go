@@ -11,16 +11,16 @@ import (
 )
 
 // WAIT counts the replicas that acknowledged the writes of the connection it runs on, so the
-// door's WAIT means something only right after its XGROUP CREATE, on the same connection. A
+// WAIT of EnsureGroup means something only right after its XGROUP CREATE, on the same connection. A
 // single server or a Sentinel's primary has one connection per pipeline. A cluster pipeline has
 // one per node, and go-redis routes a keyless WAIT to any node (or refuses it: its command
 // policy is all shards); and when the create's slot moves, go-redis follows MOVED and ASK by
-// sending the create again, in a pipeline of its own, to another node. So the door does not put
+// sending the create again, in a pipeline of its own, to another node. So EnsureGroup does not put
 // WAIT in its pipeline: confirmHook, on each node, puts one right after the create in whatever
 // pipeline carries it there, and keeps the WAIT of the node that ran the create, not of one
 // that redirected it.
 
-// confirmation asks for the door's WAIT and receives it: confirmHook fills in wait, and node in
+// confirmation asks for EnsureGroup's WAIT and receives it: confirmHook fills in wait, and node in
 // a cluster, from the pipeline whose XGROUP CREATE the server ran.
 type confirmation struct {
 	acks    int
@@ -55,7 +55,7 @@ func (h confirmHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		i, create := -1, createCmd{}
 		for at, cmd := range cmds {
 			if c, isCreate := cmd.(createCmd); isCreate && c.confirm != nil {
-				i, create = at, c // the door sends one create per pipeline
+				i, create = at, c // EnsureGroup sends one create per pipeline
 				break
 			}
 		}

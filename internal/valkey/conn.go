@@ -17,13 +17,14 @@ import (
 // of a pipeline's connection is returned on the pipeline only, with every command left
 // without a value or an error. openHook marks every failure to open a connection once, at
 // its source, so that callers see the same typed failure whatever first used the connection,
-// and so that the door knows that nothing of its own was sent.
+// and so that EnsureGroup knows that nothing of its own was sent.
 
 // openError is a failure while a connection was being opened: dialling (TCP, TLS, the
-// Sentinel lookup of the primary), the HELLO/AUTH handshake, or SELECT. No command of the
-// caller's was written on that connection.
+// Sentinel lookup of the primary), the HELLO/AUTH handshake, or SELECT; or, with a cluster,
+// while its slot map was being loaded (CLUSTER SLOTS, see routed). No command of the caller's
+// was written.
 type openError struct {
-	step string // "connect", "HELLO", "AUTH" or "SELECT"
+	step string // "connect", "HELLO", "AUTH", "SELECT" or "CLUSTER SLOTS"
 	node string // the cluster node the connection was to; "" outside a cluster
 	err  error
 }
@@ -126,10 +127,12 @@ func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 
 // routed makes sure that a cluster client knows the node serving key before anything is
 // written for it. go-redis loads the slot map (CLUSTER SLOTS) inside whichever command or
-// pipeline first needs it, and hands a failure there to every command of it as that
-// command's own error: a door would read its create as written and its reply as lost, and a
-// read would quote CLUSTER SLOTS's refusal as its own. A failure here is marked like one to
-// open a connection (step "CLUSTER SLOTS"), since nothing of the caller's was written.
+// pipeline first needs it, and hands a failure there to every command of it as that command's
+// own error: EnsureGroup would read its create as written and its reply as lost, and a read
+// would quote CLUSTER SLOTS's refusal as its own. A failure here is marked like one to open a
+// connection (step "CLUSTER SLOTS"), since nothing of the caller's was written. Every entry
+// point calls it before its first command: EnsureGroup, Group, Survey, StreamInfo,
+// GroupDetail, and ListGroups for each page and before its SCAN.
 func (c *Client) routed(ctx context.Context, key string) error {
 	cluster, ok := c.Universal().(*redis.ClusterClient)
 	if !ok {

@@ -130,7 +130,7 @@ func TestClient_MinimalACLWorksEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	stream := key(t, "stream")
 	other := stream + ":string"
-	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
+	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.EnsureGroupACL)
 	rdb := adminClient(t)
 	if err := rdb.Set(ctx, other, "x", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -182,7 +182,7 @@ func TestClient_ACLWithoutXgroupNamesMissingPermission(t *testing.T) {
 func TestClient_WrongPasswordIsUnreachableWithoutLeaking(t *testing.T) {
 	t.Parallel()
 	stream := key(t, "stream")
-	user, _ := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
+	user, _ := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.EnsureGroupACL)
 	const secret = "s3cret-wrong-Pa55"
 	for _, opts := range []valkey.Options{
 		{Username: user, Password: secret},
@@ -324,7 +324,7 @@ func TestNewClient_RefusesOptionsItCannotHonour(t *testing.T) {
 	}
 }
 
-// TestNewClient_ReplicaAckDefaults: the door waits for one replica with Sentinel and with a
+// TestNewClient_ReplicaAckDefaults: EnsureGroup waits for one replica with Sentinel and with a
 // cluster unless told otherwise, and for none with a single server.
 func TestNewClient_ReplicaAckDefaults(t *testing.T) {
 	t.Parallel()
@@ -362,7 +362,7 @@ func TestClient_HandshakeIsOneHello(t *testing.T) {
 	admin := s.Client()
 	t.Cleanup(func() { _ = admin.Close() })
 	stream := key(t, "stream")
-	user, pw := s.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
+	user, pw := s.ACLUser(t, valkeytest.TagPattern(stream), valkeytest.EnsureGroupACL)
 	ctx := context.Background()
 	if err := admin.ConfigResetStat(ctx).Err(); err != nil {
 		t.Fatal(err)

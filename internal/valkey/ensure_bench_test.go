@@ -8,7 +8,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// BenchmarkEnsureGroup runs the door against the package's real server: each iteration is one
+// BenchmarkEnsureGroup runs EnsureGroup against the package's real server: each iteration is one
 // round trip (XGROUP CREATE + XINFO GROUPS pipelined).
 func BenchmarkEnsureGroup(b *testing.B) {
 	ctx := context.Background()

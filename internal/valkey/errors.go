@@ -33,7 +33,7 @@ func (e *WrongTypeError) Error() string {
 
 // RefusedError is an error reply to a command of this package's, in the server's own words
 // (Reply): NOPERM, READONLY, LOADING, OOM, CLUSTERDOWN, and any other. Three replies are not
-// refusals: BUSYGROUP, which the door swallows; WRONGTYPE, a *WrongTypeError; and a failed
+// refusals: BUSYGROUP, which EnsureGroup swallows; WRONGTYPE, a *WrongTypeError; and a failed
 // authentication (NOAUTH, WRONGPASS), an *UnreachableError, since no command ran. A refusal
 // met while a connection was being opened (a SELECT the server refuses) is an
 // *UnreachableError too, with Step "SELECT".
@@ -68,9 +68,9 @@ func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("group %q does not exist on stream %q", e.Group, e.Stream)
 }
 
-// UnconfirmedError is a door whose write fewer replicas acknowledged than asked for (WAIT):
+// UnconfirmedError is an EnsureGroup whose write fewer replicas acknowledged than asked for (WAIT):
 // the group is on the primary, created or adopted as Outcome says, but a failover now could
-// lose it, so the door does not count it. Reply is WAIT's error reply when the server refused
+// lose it, so EnsureGroup does not count it. Reply is WAIT's error reply when the server refused
 // WAIT; Err is set when WAIT's reply was lost.
 type UnconfirmedError struct {
 	Addr    string
@@ -105,8 +105,8 @@ func Where(addr, node string) string {
 	return "node " + node + " of " + addr
 }
 
-// UnknownOutcomeError is a door whose XGROUP CREATE may have reached the server but whose
-// reply was lost (the connection broke or timed out after the command was written). The door
+// UnknownOutcomeError is an EnsureGroup whose XGROUP CREATE may have reached the server but whose
+// reply was lost (the connection broke or timed out after the command was written). EnsureGroup
 // does not send it again: a second XGROUP CREATE would answer BUSYGROUP to this very create,
 // and the group would read as adopted. Now is what the server showed when asked once
 // afterwards; NowErr is set when even that could not be read.
@@ -135,10 +135,11 @@ func (e *UnknownOutcomeError) Error() string {
 func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
 // UnreachableError is a failure to talk to the server at all: refused connection, DNS,
-// timeout, TLS, a refused authentication or SELECT, or a connection lost while waiting for a
-// reply to a read. Step says where it failed while a connection was being opened ("connect":
-// TCP, TLS or the Sentinel lookup; "HELLO" or "AUTH"; "SELECT"); it is empty when the
-// connection was open and the command itself met the failure.
+// timeout, TLS, a refused authentication or SELECT, a cluster's slot map that could not be
+// loaded, or a connection lost while waiting for a reply to a read. Step says where it failed
+// before any command of the caller's was sent ("connect": TCP, TLS or the Sentinel lookup;
+// "HELLO" or "AUTH"; "SELECT"; "CLUSTER SLOTS"); it is empty when the connection was open and
+// the command itself met the failure.
 type UnreachableError struct {
 	Addr       string
 	Node       string // the cluster node whose connection failed to open; "" outside a cluster or when not known

@@ -29,7 +29,7 @@ type faultEntry struct {
 }
 
 var faultEntries = []faultEntry{
-	{"door", func(ctx context.Context, c *valkey.Client, stream string) error {
+	{"EnsureGroup", func(ctx context.Context, c *valkey.Client, stream string) error {
 		_, _, err := c.EnsureGroup(ctx, stream, "new-group", valkey.StartHead)
 		return err
 	}},
@@ -109,7 +109,7 @@ func wantRefused(code string) faultWant {
 	}
 }
 
-// wantUnknown expects the door's lost reply: never an outcome, always loud.
+// wantUnknown expects EnsureGroup's lost reply: never an outcome, always loud.
 func wantUnknown(t *testing.T, err error, addr string) {
 	t.Helper()
 	var unknown *valkey.UnknownOutcomeError
@@ -119,8 +119,8 @@ func wantUnknown(t *testing.T, err error, addr string) {
 }
 
 // faultRows is the matrix: for each failure, what each entry point must return. A row names a
-// want for the door and one for the reads, or per entry where they differ.
-var faultRows = map[string]struct{ door, reads faultWant }{
+// want for EnsureGroup and one for the reads, or per entry where they differ.
+var faultRows = map[string]struct{ ensure, reads faultWant }{
 	"refused port":                {wantUnreachable(valkey.CauseRefused), wantUnreachable(valkey.CauseRefused)},
 	"server never answers":        {wantUnreachable(valkey.CauseTimeout), wantUnreachable(valkey.CauseTimeout)},
 	"wrong password":              {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
@@ -160,8 +160,8 @@ func TestFaultMatrix(t *testing.T) {
 					}
 					defer func() { _ = c.Close() }()
 					want := row.reads
-					if e.name == "door" {
-						want = row.door
+					if e.name == "EnsureGroup" {
+						want = row.ensure
 					}
 					want(t, e.run(context.Background(), c, stream), f.Addr)
 				})
@@ -171,7 +171,7 @@ func TestFaultMatrix(t *testing.T) {
 }
 
 // TestEnsureGroup_LostReplyIsNeverAnAdoption: the server ran XGROUP CREATE, and its reply was
-// lost. The door must not send it again (a resend answers BUSYGROUP and reads as an adoption of
+// lost. EnsureGroup must not send it again (a resend answers BUSYGROUP and reads as an adoption of
 // the group this very call created); it reports the outcome as unknown, with what the server
 // shows now. A connection that could not be opened, by contrast, is tried again.
 func TestEnsureGroup_LostReplyIsNeverAnAdoption(t *testing.T) {
@@ -195,14 +195,14 @@ func TestEnsureGroup_LostReplyIsNeverAnAdoption(t *testing.T) {
 	if !unknown.Now.GroupExists || unknown.Now.Group.LastDeliveredID != "0-0" || unknown.NowErr != nil {
 		t.Errorf("what the server shows now = %+v (err %v); want the group, at the head", unknown.Now, unknown.NowErr)
 	}
-	// Applied again, the door adopts the group the lost create made.
+	// Applied again, EnsureGroup adopts the group the lost create made.
 	if outcome, g, err := c.EnsureGroup(ctx, stream, "lost", valkey.StartHead); err != nil || outcome != valkey.Adopted || g.LastDeliveredID != "0-0" {
 		t.Errorf("second EnsureGroup = %v, %+v, %v; want the group adopted at 0-0", outcome, g, err)
 	}
 }
 
 // TestEnsureGroup_RetriesOnlyConnectionsThatNeverOpened: a handshake that fails (here HELLO's
-// reply dropped, twice) is tried again up to MaxRetries, since nothing of the door's was sent.
+// reply dropped, twice) is tried again up to MaxRetries, since nothing of EnsureGroup's was sent.
 func TestEnsureGroup_RetriesOnlyConnectionsThatNeverOpened(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
@@ -214,7 +214,7 @@ func TestEnsureGroup_RetriesOnlyConnectionsThatNeverOpened(t *testing.T) {
 	if outcome, _, err := c.EnsureGroup(ctx, stream, "g", valkey.StartNew); err != nil || outcome != valkey.Created {
 		t.Fatalf("EnsureGroup after two failed handshakes = %v, %v; want Created on the third connection", outcome, err)
 	}
-	// Every handshake failing: the door gives up after MaxRetries more attempts. (go-redis opens
+	// Every handshake failing: EnsureGroup gives up after MaxRetries more attempts. (go-redis opens
 	// a pipeline's connection in its pipeline pool and, failing that, in its main pool: one
 	// attempt may be more than one handshake, so attempts are counted against MaxRetries 0.)
 	handshakes := func(retries int) int {
@@ -270,9 +270,9 @@ func TestClient_HandshakeFailuresAreOneError(t *testing.T) {
 }
 
 // TestEnsureGroup_PoolTimeoutIsNotAnUnknownOutcome: when every connection of the pool is busy,
-// go-redis gives up before writing anything, so the door must not report a lost reply: the
+// go-redis gives up before writing anything, so EnsureGroup must not report a lost reply: the
 // error names the address and the pool, and XGROUP CREATE never ran. Once a connection is
-// free, the door creates the group.
+// free, EnsureGroup creates the group.
 func TestEnsureGroup_PoolTimeoutIsNotAnUnknownOutcome(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)

@@ -82,7 +82,7 @@ var fuzzReplies = []string{
 }
 
 // FuzzReplyReaders feeds arbitrary bytes, as the server's answers to the handshake and to the
-// commands, to every reader of the client: XINFO GROUPS (Group, Survey, the door's read-back),
+// commands, to every reader of the client: XINFO GROUPS (Group, Survey, EnsureGroup's read-back),
 // XINFO STREAM (Survey, StreamInfo) and XINFO CONSUMERS (GroupDetail). None may panic, and
 // none may return an empty result without an error.
 func FuzzReplyReaders(f *testing.F) {

@@ -21,10 +21,10 @@ func (fuzzReply) RedisError()     {}
 
 var _ redis.Error = fuzzReply("")
 
-// FuzzDoorOutcome checks the door's table: only an error reply from the server starting with
+// FuzzEnsureOutcome checks EnsureGroup's table: only an error reply from the server starting with
 // BUSYGROUP is swallowed (as Adopted); nil is Created; anything else, including a Go error
 // whose text happens to start with BUSYGROUP, comes back as the same error.
-func FuzzDoorOutcome(f *testing.F) {
+func FuzzEnsureOutcome(f *testing.F) {
 	for _, msg := range []string{
 		"BUSYGROUP Consumer Group name already exists",
 		"BUSYGROUP",
@@ -58,23 +58,23 @@ func FuzzDoorOutcome(f *testing.F) {
 		case 4:
 			err = fmt.Errorf("%s: %w", msg, io.EOF)
 		}
-		outcome, got := doorOutcome("", err)
+		outcome, got := ensureOutcome("", err)
 		swallow := isReply && strings.HasPrefix(msg, "BUSYGROUP")
 		switch {
 		case swallow && (outcome != Adopted || got != nil):
-			t.Fatalf("doorOutcome(%T %q) = %v, %v; a BUSYGROUP reply means Adopted, no error", err, msg, outcome, got)
+			t.Fatalf("ensureOutcome(%T %q) = %v, %v; a BUSYGROUP reply means Adopted, no error", err, msg, outcome, got)
 		case !swallow && got == nil:
-			t.Fatalf("doorOutcome(%T %q) = %v, nil; only a BUSYGROUP reply may be swallowed", err, msg, outcome)
+			t.Fatalf("ensureOutcome(%T %q) = %v, nil; only a BUSYGROUP reply may be swallowed", err, msg, outcome)
 		case !swallow && (outcome != 0 || !errors.Is(got, err)):
-			t.Fatalf("doorOutcome(%T %q) = %v, %v; want no outcome and the same error back", err, msg, outcome, got)
+			t.Fatalf("ensureOutcome(%T %q) = %v, %v; want no outcome and the same error back", err, msg, outcome, got)
 		}
 	})
-	if o, got := doorOutcome("OK", nil); o != Created || got != nil {
-		f.Fatalf("doorOutcome(OK, nil) = %v, %v; want Created", o, got)
+	if o, got := ensureOutcome("OK", nil); o != Created || got != nil {
+		f.Fatalf("ensureOutcome(OK, nil) = %v, %v; want Created", o, got)
 	}
 	// An OK that was read stays Created when the connection broke later in the round trip.
-	if o, got := doorOutcome("OK", io.EOF); o != Created || got != nil {
-		f.Fatalf("doorOutcome(OK, EOF) = %v, %v; want Created", o, got)
+	if o, got := ensureOutcome("OK", io.EOF); o != Created || got != nil {
+		f.Fatalf("ensureOutcome(OK, EOF) = %v, %v; want Created", o, got)
 	}
 }
 

@@ -20,9 +20,9 @@ type Group struct {
 }
 
 // Group finds one group on stream. found is false when the stream or the group is missing;
-// err is set only when the server could not answer or the key is not a stream. Answers are
-// shared per stream for the client's life, and always reflect the doors this client ran;
-// counters such as pending may be as old as that.
+// err is set when the server could not be reached, refused XINFO GROUPS, or holds another
+// type at the key. Answers are shared per stream for the client's life, and always reflect
+// the groups this client's EnsureGroup made; counters such as pending may be as old as that.
 func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found bool, err error) {
 	sg, err := c.cached(ctx, stream, "groups", func(streamGroups) bool { return true }, c.fetchGroups)
 	if err != nil || !sg.exists {
@@ -36,7 +36,7 @@ func (c *Client) Group(ctx context.Context, stream, name string) (g Group, found
 // fetches once for every caller of the same kind in the same generation, storing the answer
 // before the flight ends so that no caller falls between: a refresh of many groups on one
 // stream costs one fetch. Callers share a fetch only within one generation, so none gets an
-// answer older than a door this client ran. The fetch outlives a caller that gives up, since
+// answer older than an EnsureGroup this client ran. The fetch outlives a caller that gives up, since
 // others may wait for it; the client's own timeouts bound it.
 func (c *Client) cached(ctx context.Context, stream, kind string, usable func(streamGroups) bool,
 	fetch func(context.Context, string) (streamGroups, error)) (streamGroups, error) {
@@ -187,10 +187,11 @@ func (gc *groupCache) invalidate(stream string) {
 	gc.gens[stream]++
 }
 
-// replaceAfterDoor ends a door on stream that began at generation gen: it keeps the door's
-// read-back when no other door or invalidation touched the stream meanwhile, and forgets the
-// stream otherwise. Either way, fetches begun before the door will not store their answers.
-func (gc *groupCache) replaceAfterDoor(stream string, gen uint64, sg streamGroups) {
+// replaceAfterCreate ends an EnsureGroup on stream that began at generation gen: it keeps its
+// XINFO GROUPS read-back when no other EnsureGroup or invalidation touched the stream
+// meanwhile, and forgets the stream otherwise. Either way, fetches begun before the XGROUP
+// CREATE will not store their answers.
+func (gc *groupCache) replaceAfterCreate(stream string, gen uint64, sg streamGroups) {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
 	if gc.gens == nil {
@@ -222,7 +223,7 @@ func (gc *groupCache) store(stream string, gen uint64, sg streamGroups) {
 }
 
 // withBacklogOf is sg, carrying old's backlog when sg has none: neither a plain XINFO GROUPS
-// answer nor a door changes the backlog, only the groups.
+// answer nor an XGROUP CREATE changes the backlog, only the groups.
 func withBacklogOf(old, sg streamGroups) streamGroups {
 	if sg.backlog == nil {
 		sg.backlog = old.backlog

@@ -106,7 +106,7 @@ func TestGroup_NotStaleAfterEnsureGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, found, err := c.Group(ctx, stream, "b"); err != nil || !found {
-		t.Fatalf("after the door created b: found=%v err=%v; a cached answer from before the door was used", found, err)
+		t.Fatalf("after EnsureGroup created b: found=%v err=%v; a cached answer from before it was used", found, err)
 	}
 }
 
@@ -114,7 +114,7 @@ func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb := ownServer(t)
 
-	// Concurrent doors on one stream: every group must be visible to reads after its door
+	// Concurrent EnsureGroups on one stream: every group must be visible to reads after its own
 	// returned, whichever read-back the cache kept.
 	const groups = 20
 	var wg sync.WaitGroup
@@ -128,11 +128,11 @@ func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 	wg.Wait()
 	for i := range groups {
 		if _, found, err := c.Group(ctx, "orders", "g"+strconv.Itoa(i)); err != nil || !found {
-			t.Errorf("g%d after its door: found=%v err=%v", i, found, err)
+			t.Errorf("g%d after its EnsureGroup: found=%v err=%v", i, found, err)
 		}
 	}
 
-	// One door, then reads: the pipelined read-back answers them, no second XINFO GROUPS.
+	// One EnsureGroup, then reads: the pipelined read-back answers them, no second XINFO GROUPS.
 	rdb.ConfigResetStat(ctx)
 	if _, _, err := c.EnsureGroup(ctx, "payments", "billing", valkey.StartNew); err != nil {
 		t.Fatal(err)
@@ -143,6 +143,6 @@ func TestEnsureGroup_ReadBackServesLaterReads(t *testing.T) {
 		}
 	}
 	if calls := valkeytest.CommandCalls(t, rdb, "xinfo|groups"); calls != 1 {
-		t.Errorf("a door and three reads cost %d XINFO GROUPS, want 1 (the door's read-back)", calls)
+		t.Errorf("an EnsureGroup and three reads cost %d XINFO GROUPS, want 1 (its read-back)", calls)
 	}
 }

@@ -108,6 +108,10 @@ func (l *lister) readPage(ctx context.Context, streams []string) bool {
 	if len(streams) == 0 {
 		return true
 	}
+	if err := l.c.routed(ctx, streams[0]); err != nil {
+		l.yield(ListedGroup{Stream: streams[0]}, l.c.classify(ctx, "XINFO GROUPS", streams[0], err))
+		return false
+	}
 	cmds := make([]*redis.Cmd, len(streams))
 	_, _ = l.c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, stream := range streams {
@@ -154,6 +158,9 @@ func (c *Client) primaries(ctx context.Context) ([]scanTarget, error) {
 	case *redis.Client:
 		return []scanTarget{{client: u, addr: c.Addr()}}, nil
 	case *redis.ClusterClient:
+		if err := c.routed(ctx, ""); err != nil { // any key: ForEachMaster needs the slot map too
+			return nil, err
+		}
 		var (
 			mu        sync.Mutex
 			primaries []scanTarget

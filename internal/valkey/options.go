@@ -18,7 +18,7 @@ const (
 	DefaultDialTimeout    = 5 * time.Second
 	DefaultCommandTimeout = 3 * time.Second
 	DefaultMaxRetries     = 3
-	// DefaultReplicaAckTimeout bounds the door's WAIT when replica acknowledgements are asked for.
+	// DefaultReplicaAckTimeout bounds EnsureGroup's WAIT when replica acknowledgements are asked for.
 	DefaultReplicaAckTimeout = time.Second
 	// DefaultFailoverReplicaAcks is MinReplicaAcks with Sentinel and with a cluster: both fail
 	// over to a replica by themselves, so a write only the primary held when it died is lost.
@@ -42,7 +42,7 @@ type Options struct {
 	CommandTimeout time.Duration // 0: DefaultCommandTimeout
 	MaxRetries     *int          // nil: DefaultMaxRetries; 0: no retries
 
-	// MinReplicaAcks > 0 makes the door confirm its write with WAIT, on the connection that
+	// MinReplicaAcks > 0 makes EnsureGroup confirm its write with WAIT, on the connection that
 	// carried the create (in a cluster, on the primary that ran it): at least this many replicas
 	// must acknowledge it within ReplicaAckTimeout. nil: DefaultFailoverReplicaAcks with Sentinel
 	// or a cluster, else none.
@@ -74,7 +74,7 @@ const dialAttempts = 1
 type settings struct {
 	universal  *redis.UniversalOptions
 	addr       string // where commands go, for messages; never a password
-	acks       int    // replica acknowledgements the door waits for
+	acks       int    // replica acknowledgements EnsureGroup waits for
 	ackTimeout time.Duration
 }
 
@@ -134,13 +134,13 @@ func resolve(opts Options) (settings, error) {
 		s.acks = *opts.MinReplicaAcks
 	}
 	if s.acks > 0 {
-		u.ReadTimeout += s.ackTimeout // the door's WAIT may hold its reply that long
+		u.ReadTimeout += s.ackTimeout // EnsureGroup's WAIT may hold its reply that long
 	}
 	return s, nil
 }
 
 // clusterOptions names the seeds. The database (u.DB) is not a cluster option in go-redis:
-// newClusterClient gives it to every node.
+// newUniversalClient gives it to every node.
 func clusterOptions(opts Options, u *redis.UniversalOptions) error {
 	if err := checkAddrs("ClusterAddrs", opts.ClusterAddrs); err != nil {
 		return err

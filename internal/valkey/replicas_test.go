@@ -16,7 +16,7 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 	primary := valkeytest.StartT(t)
 	ctx := context.Background()
 
-	// No replica: the group is written, but the door does not count an unconfirmed write.
+	// No replica: the group is written, but EnsureGroup does not count an unconfirmed write.
 	lonely := newClient(t, valkey.Options{URL: primary.URL(), MinReplicaAcks: new(1), ReplicaAckTimeout: 200 * time.Millisecond})
 	_, _, err := lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
 	var unconfirmed *valkey.UnconfirmedError
@@ -24,7 +24,7 @@ func TestEnsureGroup_MinReplicaAcks(t *testing.T) {
 		unconfirmed.Outcome != valkey.Created {
 		t.Fatalf("err = %v, want UnconfirmedError 0 of 1 on orders, for a created group", err)
 	}
-	// Again: the group exists now, so the door adopts it, and the error says that it did.
+	// Again: the group exists now, so EnsureGroup adopts it, and the error says that it did.
 	_, _, err = lonely.EnsureGroup(ctx, "orders", "billing", valkey.StartNew)
 	if !errors.As(err, &unconfirmed) || unconfirmed.Outcome != valkey.Adopted || !strings.Contains(err.Error(), "was adopted") {
 		t.Fatalf("err = %v, want UnconfirmedError for an adopted group", err)

@@ -53,8 +53,8 @@ func TestClient_SentinelFollowsFailover(t *testing.T) {
 	}
 }
 
-// TestClient_SentinelACLNeedsWait: with Sentinel the door confirms its write with WAIT by
-// default, so the documented ACL for Sentinel adds +wait; without it the door is loud.
+// TestClient_SentinelACLNeedsWait: with Sentinel EnsureGroup confirms its write with WAIT by
+// default, so the documented ACL for Sentinel adds +wait; without it EnsureGroup is loud.
 func TestClient_SentinelACLNeedsWait(t *testing.T) {
 	t.Parallel()
 	st := valkeytest.StartSentinelT(t, 2)

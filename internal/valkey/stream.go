@@ -30,6 +30,9 @@ type Consumer struct {
 // XINFO GROUPS). A missing key is a *NotFoundError; any other failure is classified.
 // It always asks the server: a data source wants the values as they are now.
 func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
+	if err := c.routed(ctx, key); err != nil {
+		return Stream{}, c.classify(ctx, "XINFO STREAM", key, err)
+	}
 	var info *redis.XInfoStreamCmd
 	var groups *redis.Cmd
 	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -63,6 +66,9 @@ func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
 // CONSUMERS). A missing stream or group is a *NotFoundError; any other failure is classified.
 // Unlike Group, it bypasses the per-stream cache: a data source wants the values as they are now.
 func (c *Client) GroupDetail(ctx context.Context, stream, name string) (Group, []Consumer, error) {
+	if err := c.routed(ctx, stream); err != nil {
+		return Group{}, nil, c.classify(ctx, "XINFO GROUPS", stream, err)
+	}
 	var groups *redis.Cmd
 	var consumers *redis.XInfoConsumersCmd
 	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {

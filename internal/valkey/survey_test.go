@@ -61,7 +61,7 @@ func TestSurvey_BacklogRefusedKeepsTheGroups(t *testing.T) {
 	t.Parallel()
 	ctx, _, rdb, stream := fixture(t)
 	valkeytest.XAdd(t, rdb, stream, "5-1")
-	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.DoorACL)
+	user, pw := server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.EnsureGroupACL)
 	s, err := newClient(t, valkey.Options{Username: user, Password: pw}).Survey(ctx, stream)
 	var refused *valkey.RefusedError
 	if err != nil || !s.Exists || !errors.As(s.BacklogErr, &refused) || refused.Code() != "NOPERM" {
@@ -113,10 +113,10 @@ func TestEntryTime_ReadsTheMilliseconds(t *testing.T) {
 	}
 }
 
-// TestSurvey_KeptAcrossTheDoor: Terraform plans each group again right before its Create, so a
-// survey must outlive the door on its stream, with the door's group in it, or every re-plan
+// TestSurvey_KeptAcrossEnsureGroup: Terraform plans each group again right before its Create, so a
+// survey must outlive EnsureGroup on its stream, with the new group in it, or every re-plan
 // after a Create would cost another round trip.
-func TestSurvey_KeptAcrossTheDoor(t *testing.T) {
+func TestSurvey_KeptAcrossEnsureGroup(t *testing.T) {
 	t.Parallel()
 	ctx, c, rdb := ownServer(t)
 	valkeytest.XAdd(t, rdb, "orders", "1-0")
@@ -128,7 +128,7 @@ func TestSurvey_KeptAcrossTheDoor(t *testing.T) {
 	}
 	s, err := c.Survey(ctx, "orders")
 	if _, found := valkey.FindGroup(s.Groups, "billing"); err != nil || !found || s.Backlog.Length != 1 {
-		t.Errorf("Survey after the door = %+v, %v; want billing and the backlog of 1", s, err)
+		t.Errorf("Survey after EnsureGroup = %+v, %v; want billing and the backlog of 1", s, err)
 	}
 	if n := valkeytest.CommandCalls(t, rdb, "xinfo|stream"); n != 1 {
 		t.Errorf("XINFO STREAM ran %d times, want 1", n)

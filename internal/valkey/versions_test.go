@@ -39,7 +39,7 @@ func TestServer_WhatDiffersByVersion(t *testing.T) {
 		_, _, err := c.EnsureGroup(ctx, key(t, "stream"), "g", valkey.StartNew)
 		var unreachable *valkey.UnreachableError
 		if !errors.As(err, &unreachable) || unreachable.Cause() != valkey.CauseAuth {
-			t.Errorf("the door without a password: %v; want an authentication failure", err)
+			t.Errorf("EnsureGroup without a password: %v; want an authentication failure", err)
 		}
 	})
 

@@ -10,15 +10,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DoorACL is what the door and refresh need: XGROUP CREATE, its XINFO GROUPS read-back, and
-// TYPE to name what a key holds.
-const DoorACL = "+xgroup|create +xinfo|groups +type"
+// EnsureGroupACL is what EnsureGroup and refresh need: XGROUP CREATE, its XINFO GROUPS
+// read-back, and TYPE to name what a key holds.
+const EnsureGroupACL = "+xgroup|create +xinfo|groups +type"
 
-// MinimalACL is the permission set the provider documents for a single server: the door's, and
+// MinimalACL is the permission set the provider documents for a single server: EnsureGroup's, and
 // XINFO STREAM for the plan's replay and skip warnings.
-const MinimalACL = DoorACL + " +xinfo|stream"
+const MinimalACL = EnsureGroupACL + " +xinfo|stream"
 
-// ReplicaAckACL is MinimalACL with WAIT, which the door sends when it waits for replicas
+// ReplicaAckACL is MinimalACL with WAIT, which EnsureGroup sends when it waits for replicas
 // (min_replica_acks, on by default with Sentinel).
 const ReplicaAckACL = MinimalACL + " +wait"
 

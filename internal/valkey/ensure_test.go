@@ -140,7 +140,7 @@ func TestEnsureGroup_WrongTypeNamesTheType(t *testing.T) {
 				t.Errorf("message %q does not name the key and the type", err)
 			}
 			if got := rdb.Type(ctx, k).Val(); got != typ {
-				t.Errorf("key now holds %q, the door must leave it a %s", got, typ)
+				t.Errorf("key now holds %q, EnsureGroup must leave it a %s", got, typ)
 			}
 		})
 	}
@@ -162,7 +162,7 @@ func TestEnsureGroup_RefusedCarriesServerWords(t *testing.T) {
 		t.Errorf("RefusedError = %+v, want NOPERM on %s at %s", refused, stream, server(t).Addr())
 	}
 	if n := rdb.Exists(ctx, stream).Val(); n != 0 {
-		t.Errorf("stream exists after a refused door; nothing may be written")
+		t.Errorf("stream exists after a refused XGROUP CREATE; nothing may be written")
 	}
 }
 

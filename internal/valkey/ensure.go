@@ -32,7 +32,7 @@ func (s Start) ID() (string, error) {
 	return "", fmt.Errorf("group start %q is not one of %q", string(s), Starts)
 }
 
-// Outcome names what the door did.
+// Outcome names what EnsureGroup did.
 type Outcome int
 
 const (
@@ -50,7 +50,7 @@ func (o Outcome) String() string {
 	return "unknown"
 }
 
-// EnsureGroup is the door: one XGROUP CREATE <stream> <group> <$|0> MKSTREAM, with WAIT when
+// EnsureGroup sends one XGROUP CREATE <stream> <group> <$|0> MKSTREAM, with WAIT when
 // replica acknowledgements are asked for, and the group's info read back, in one round trip.
 // It never deletes or trims anything.
 //
@@ -65,20 +65,21 @@ func (c *Client) EnsureGroup(ctx context.Context, stream, group string, start St
 		return 0, Group{}, err
 	}
 	for attempt := 0; ; attempt++ {
-		outcome, g, err := c.door(ctx, stream, group, id)
+		outcome, g, err := c.createOnce(ctx, stream, group, id)
 		if !neverWritten(err) || attempt >= c.retries {
-			return c.doorResult(ctx, stream, group, outcome, g, err)
+			return c.ensureResult(ctx, stream, group, outcome, g, err)
 		}
 		if sleepErr := sleepCtx(ctx, retryBackoff(attempt)); sleepErr != nil {
-			return c.doorResult(ctx, stream, group, outcome, g, err)
+			return c.ensureResult(ctx, stream, group, outcome, g, err)
 		}
 	}
 }
 
-// door runs one attempt. err is the raw error of XGROUP CREATE, or WAIT's as an
-// *UnconfirmedError when the group is in place, created or adopted (WAIT confirms the
+// createOnce runs one attempt. err is a failure to load the cluster's slot map (routed's,
+// marked as a connection that could not be opened), the raw error of XGROUP CREATE, or WAIT's
+// as an *UnconfirmedError when the group is in place, created or adopted (WAIT confirms the
 // replicas hold everything written before it, an adopted group included).
-func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
+func (c *Client) createOnce(ctx context.Context, stream, group, id string) (Outcome, Group, error) {
 	if err := c.routed(ctx, stream); err != nil {
 		return 0, Group{}, err
 	}
@@ -97,11 +98,11 @@ func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, G
 	if info.Err() != nil || parseErr != nil {
 		c.groups.invalidate(stream)
 	} else {
-		// The read-back followed this Create, so it is fresh unless another door on the same
-		// stream ran meanwhile; replaceAfterDoor keeps it only then.
-		c.groups.replaceAfterDoor(stream, gen, streamGroups{exists: true, groups: groups})
+		// The read-back followed this XGROUP CREATE, so it is fresh unless another EnsureGroup
+		// on the same stream ran meanwhile; replaceAfterCreate keeps it only then.
+		c.groups.replaceAfterCreate(stream, gen, streamGroups{exists: true, groups: groups})
 	}
-	outcome, err := doorOutcome(create.Val(), create.Err())
+	outcome, err := ensureOutcome(create.Val(), create.Err())
 	if err != nil {
 		return 0, Group{}, err
 	}
@@ -115,11 +116,11 @@ func (c *Client) door(ctx context.Context, stream, group, id string) (Outcome, G
 	return outcome, Group{Name: group}, nil
 }
 
-// doorOutcome is the door's table. BUSYGROUP is the one error reply it swallows: the group
-// exists, which is what the caller asked for. Everything else stays an error. An OK that was
-// read counts even when the connection broke later in the same round trip (go-redis then
-// gives every command of the pipeline the transport error).
-func doorOutcome(status string, err error) (Outcome, error) {
+// ensureOutcome is EnsureGroup's table of XGROUP CREATE replies. BUSYGROUP is the one error
+// reply it swallows: the group exists, which is what the caller asked for. Everything else
+// stays an error. An OK that was read counts even when the connection broke later in the same
+// round trip (go-redis then gives every command of the pipeline the transport error).
+func ensureOutcome(status string, err error) (Outcome, error) {
 	if err == nil || status == "OK" {
 		return Created, nil
 	}
@@ -129,9 +130,9 @@ func doorOutcome(status string, err error) (Outcome, error) {
 	return 0, err
 }
 
-// doorResult turns what door returned into what EnsureGroup returns: typed errors, and for a
+// ensureResult turns what createOnce returned into what EnsureGroup returns: typed errors, and for a
 // create whose reply was lost, an *UnknownOutcomeError with what the server shows now.
-func (c *Client) doorResult(ctx context.Context, stream, group string, outcome Outcome, g Group, err error) (Outcome, Group, error) {
+func (c *Client) ensureResult(ctx context.Context, stream, group string, outcome Outcome, g Group, err error) (Outcome, Group, error) {
 	var unconfirmed *UnconfirmedError
 	switch {
 	case err == nil:
@@ -156,7 +157,7 @@ func (c *Client) doorResult(ctx context.Context, stream, group string, outcome O
 	return 0, Group{}, unknown
 }
 
-// neverWritten tells whether the door's attempt failed before anything was written: its
+// neverWritten tells whether an attempt of EnsureGroup failed before anything was written: its
 // connection could not be opened, or the pool had no connection to give within its
 // PoolTimeout. Such an attempt may be made again.
 func neverWritten(err error) bool {

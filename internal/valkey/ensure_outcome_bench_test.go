@@ -12,8 +12,8 @@ type serverReply string
 func (e serverReply) Error() string { return string(e) }
 func (serverReply) RedisError()     {}
 
-// BenchmarkDoorOutcome classifies each kind of XGROUP CREATE reply the door meets.
-func BenchmarkDoorOutcome(b *testing.B) {
+// BenchmarkEnsureOutcome classifies each kind of XGROUP CREATE reply EnsureGroup meets.
+func BenchmarkEnsureOutcome(b *testing.B) {
 	for _, bc := range []struct {
 		name string
 		err  error
@@ -29,8 +29,8 @@ func BenchmarkDoorOutcome(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if got, _ := doorOutcome("", bc.err); got != bc.want {
-					b.Fatalf("doorOutcome(%v) = %v, want %v", bc.err, got, bc.want)
+				if got, _ := ensureOutcome("", bc.err); got != bc.want {
+					b.Fatalf("ensureOutcome(%v) = %v, want %v", bc.err, got, bc.want)
 				}
 			}
 		})
