@@ -285,3 +285,38 @@ func TestProxiedCluster_ClientsReachNodesOnlyThroughTheProxies(t *testing.T) {
 		t.Errorf("GET through the faulted proxies: %v, want the injected error", err)
 	}
 }
+
+// TestProxy_GroupFaultActsOnThatGroupsCreateOnly: a fault that names a key and a group acts
+// on that group's XGROUP CREATE, whichever creates come before it, and the log gives the
+// delay it held the reply back.
+func TestProxy_GroupFaultActsOnThatGroupsCreateOnly(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.StartT(t)
+	key := valkeytest.Key(t, "{%s}:s")
+	const delay = 200 * time.Millisecond
+	p := StartProxyT(t, srv.Addr(), Fault{Command: "XGROUP CREATE", Key: key, Group: "b", Action: DelayReply, Delay: delay, Times: 1})
+	p.KeepLog()
+	rdb := proxiedClient(t, p)
+	ctx := context.Background()
+	took := map[string]time.Duration{}
+	for _, g := range []string{"a", "c", "b", "d"} {
+		started := time.Now()
+		if err := rdb.XGroupCreateMkStream(ctx, key, g, "$").Err(); err != nil {
+			t.Fatal(err)
+		}
+		took[g] = time.Since(started)
+	}
+	for g, d := range took {
+		if (d >= delay) != (g == "b") {
+			t.Errorf("the create of group %s took %v; want only b's held back %v", g, d, delay)
+		}
+	}
+	for _, r := range p.Log() {
+		if r.Command != "XGROUP CREATE" {
+			continue
+		}
+		if hit := r.Args[1] == "b"; hit != (r.Action == DelayReply) || hit != (r.Delay == delay) {
+			t.Errorf("log of the create of %s: action %v, delay %v; want DelayReply and %v only for b", r.Args[1], r.Action, r.Delay, delay)
+		}
+	}
+}
