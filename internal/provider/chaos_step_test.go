@@ -35,7 +35,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		}
 	case stepImportBlock, stepImportCLI:
 		imp = run.chooseImport(rng)
-		notes = append(notes, fmt.Sprintf("import %s as %s", groupID(imp.To.Stream, imp.To.Name), imp.To.address()))
+		notes = append(notes, fmt.Sprintf("import %s as %s", chaosImportID(imp.To.Stream, imp.To.Name), imp.To.address()))
 	}
 	provider := run.tg.provider(s.MaxRetries)
 	block := imp
@@ -51,7 +51,13 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	run.tg.log() // what earlier steps left
 	run.cli.ctx = ctx
 
-	run.tg.inject(s.Faults...)
+	faults := run.resolveFaults(s.Faults, rng)
+	for _, f := range faults {
+		if f.Group != "" {
+			notes = append(notes, "fault: "+describeFault(f))
+		}
+	}
+	run.tg.inject(faults...)
 	res, savedNow := run.runCommand(kind, s, rng)
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
@@ -110,17 +116,16 @@ func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res
 		}
 		return r.plan(p, refresh), false
 	case stepApplySaved:
-		return r.apply(tfexec.DirOrPlan(planFile)), false
+		return r.apply(p, tfexec.DirOrPlan(planFile)), false
 	case stepRefresh:
-		if rng.IntN(2) == 0 {
-			return r.refresh(), false // refresh takes no -parallelism in terraform-exec
-		}
+		// terraform refresh is apply -refresh-only, which takes the step's -parallelism
+		// (terraform-exec gives terraform refresh none).
 		return r.apply(p, tfexec.RefreshOnly(true)), false
 	case stepImportCLI:
 		imp := run.lastImport
-		return r.importID(imp.address(), groupID(imp.Stream, imp.Name)), false
+		return r.importID(imp.address(), chaosImportID(imp.Stream, imp.Name)), false
 	case stepDestroy:
-		return r.destroy(tfexec.Parallelism(s.Parallelism)), false
+		return r.destroy(p), false
 	}
 	return r.apply(p, refresh), false
 }

@@ -198,18 +198,20 @@ func (f *chaosFailure) Error() string {
 	return fmt.Sprintf("invariant broken %s:\n  %s\n%s", f.where(), strings.Join(f.Problems, "\n  "), f.Context)
 }
 
-// shrinkChaos cuts steps down to a shortest sequence that still breaks the same invariant
-// (delta debugging: drop chunks, halving them when none can go), within a budget of runs.
+// shrinkChaos cuts steps down to a shortest sequence that still breaks the same invariant at
+// the same kind of step (delta debugging: drop chunks, halving them when none can go), within
+// a budget of runs, and runs the result once more: what it prints has failed twice so.
 func shrinkChaos(t *testing.T, mode chaosMode, steps []chaosStep, failure *chaosFailure, pluginDir string, stats *chaosStats) ([]chaosStep, *chaosFailure) {
 	t.Helper()
 	const budget, timeBudget = 60, 15 * time.Minute
 	started := time.Now()
 	seq := upTo(steps, failure.Step)
+	kind := failure.kind(steps)
 	runs := 0
 	try := func(candidate []chaosStep) bool {
 		runs++
 		f := runChaos(t, mode, candidate, pluginDir, stats.shrinking())
-		if f == nil || f.Invariant != failure.Invariant {
+		if !f.same(failure.Invariant, kind, candidate) {
 			return false
 		}
 		seq, failure = upTo(candidate, f.Step), f
@@ -238,7 +240,25 @@ func shrinkChaos(t *testing.T, mode chaosMode, steps []chaosStep, failure *chaos
 		}
 	}
 	t.Logf("shrinking took %d runs and %v", runs, time.Since(started).Round(time.Second))
+	if again := runChaos(t, mode, seq, pluginDir, stats.shrinking()); !again.same(failure.Invariant, kind, seq) {
+		t.Errorf("the shrunk sequence did not fail the same way when run again: %v", again)
+	}
 	return seq, failure
+}
+
+// kind is the kind of step f failed at (stepConverge for the final convergence).
+func (f *chaosFailure) kind(steps []chaosStep) stepKind {
+	for _, s := range steps {
+		if s.N == f.Step {
+			return s.Kind
+		}
+	}
+	return stepConverge
+}
+
+// same tells whether f (nil: no failure) broke invariant at a step of kind, in steps.
+func (f *chaosFailure) same(invariant string, kind stepKind, steps []chaosStep) bool {
+	return f != nil && f.Invariant == invariant && f.kind(steps) == kind
 }
 
 // upTo is steps up to and including the step numbered n (all of them for 0, the convergence).
