@@ -368,7 +368,7 @@ func describeRecord(r faultproxy.Record) string {
 func replies(records []faultproxy.Record) string {
 	out := make([]string, len(records))
 	for i, r := range records {
-		out[i] = fmt.Sprintf("%q (%s, delivered %v)", r.Reply, r.Action, r.Delivered)
+		out[i] = describeRecord(r)
 	}
 	return strings.Join(out, ", ")
 }

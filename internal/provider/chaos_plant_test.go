@@ -206,6 +206,10 @@ func TestChaosPlanted(t *testing.T) {
 		mustDo(t, err)
 		maxSeeds = v
 	}
+	var found []string
+	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
+		defer func() { appendPlantsToCampaign(t, path, found) }()
+	}
 	for _, plant := range chaosPlants {
 		if want != "1" && !slices.Contains(strings.Split(want, ","), plant.name) {
 			continue
@@ -224,7 +228,7 @@ func TestChaosPlanted(t *testing.T) {
 					seeds = append(seeds, s)
 				}
 			}
-			for _, seed := range seeds[:min(len(seeds), maxSeeds)] {
+			for i, seed := range seeds[:min(len(seeds), maxSeeds)] {
 				stats := newChaosStats(mode, seed)
 				f := runChaos(t, mode, chaosSteps(mode, seed, steps), dir, stats)
 				if f == nil {
@@ -234,10 +238,16 @@ func TestChaosPlanted(t *testing.T) {
 				if !slices.Contains(plant.caughtBy, f.Invariant) {
 					t.Fatalf("seed %d caught plant %s by another invariant than those that guard it (%q):\n%s", seed, plant.name, plant.caughtBy, f)
 				}
+				at := fmt.Sprintf("step %d (%s)", f.Step, f.kind(chaosSteps(mode, seed, steps)))
+				if f.Step == 0 {
+					at = "the final convergence"
+				}
+				found = append(found, fmt.Sprintf("| %s | %s | %s | %d | %s | %d |\n", plant.name, mode, f.Invariant, seed, at, i+1))
 				t.Logf("plant %s caught by %s seed %d %s (%d steps run)\n%s\nreplay: CHAOS_PLANT=%s make chaos MODE=%s SEED=%d STEPS=%d",
 					plant.name, mode, seed, f.where(), stats.Steps, f, plant.name, mode, seed, max(f.Step, stats.Steps))
 				return
 			}
+			found = append(found, fmt.Sprintf("| %s | %s | NOT CAUGHT | | | %d |\n", plant.name, mode, maxSeeds))
 			t.Fatalf("plant %s was not caught by %d seeds of %d steps", plant.name, maxSeeds, steps)
 		})
 	}

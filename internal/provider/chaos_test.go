@@ -29,18 +29,29 @@ import (
 //	CHAOS_SHRINK  0 to report a failure without shrinking it
 //	CHAOS_REPORT  a file to append one JSON line per seed to (steps, faults, checks)
 //	CHAOS_PLANT   a planted bug to run against instead of the provider as it is (chaos_plant_test.go)
+//	CHAOS_CAMPAIGN a Markdown file to write the campaign's report to (chaos_report_test.go)
 func TestChaos(t *testing.T) {
 	needCLI(t)
 	cfg := chaosConfigFromEnv(t)
 	pluginDir := cfg.pluginDir(t)
+	campaign := &chaosCampaign{started: time.Now()}
+	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
+		defer func() { writeCampaign(t, path, cfg, campaign) }()
+	}
 	for _, mode := range cfg.modes {
 		for _, seed := range cfg.seeds {
 			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
 				needChaosServers(t, mode)
 				steps := cfg.keep(chaosSteps(mode, seed, cfg.steps))
 				stats := newChaosStats(mode, seed)
+				campaign.seeds = append(campaign.seeds, stats)
 				failure := runChaos(t, mode, steps, pluginDir, stats)
-				defer func() { stats.write(t, cfg.report, failure) }()
+				defer func() {
+					stats.write(t, cfg.report, failure)
+					if failure != nil {
+						campaign.failed = append(campaign.failed, fmt.Sprintf("%s seed %d %s", mode, seed, failure.where()))
+					}
+				}()
 				if failure == nil {
 					t.Logf("%s", stats)
 					return
