@@ -53,12 +53,6 @@ type Record struct {
 	arrived time.Time
 }
 
-// Struck tells whether anything kept the reply from the client, or held it back for at
-// least late: a fault on the command itself, or the end of its connection before its reply.
-func (r Record) Struck(late time.Duration) bool {
-	return !r.Delivered || r.Action == DropReply || r.Action == CutReply || r.Action == Hang || r.Took >= late
-}
-
 // KeepLog makes the proxy log every command from now on (it logs nothing unless asked, so that
 // a long test does not hold every command it ever sent).
 func (p *Proxy) KeepLog() {

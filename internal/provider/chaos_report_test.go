@@ -67,7 +67,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 	fmt.Fprintf(&b, "| server | %s |\n", serverVersion())
 	fmt.Fprintf(&b, "| modes | %s |\n", strings.Join(modes, ", "))
 	fmt.Fprintf(&b, "| seeds | %s (%d per mode) |\n", seedRanges(cfg.seeds), len(cfg.seeds))
-	fmt.Fprintf(&b, "| steps | %d (%d per seed), and one fault-free convergence per seed; %d more while shrinking |\n", total.Steps, cfg.steps, total.ShrinkSteps)
+	fmt.Fprintf(&b, "| steps | %d (%d per seed), and one fault-free convergence per seed; %d more while shrinking or repeating |\n", total.Steps, cfg.steps, total.ShrinkSteps)
 	fmt.Fprintf(&b, "| faults | %d drawn, %d acted on a command or a connection |\n", sum(total.Faults), sum(total.Acted))
 	fmt.Fprintf(&b, "| checks | %d |\n", sum(total.Checks))
 	fmt.Fprintf(&b, "| started | %s |\n", c.started.UTC().Format("2006-01-02 15:04 MST"))

@@ -30,6 +30,8 @@ import (
 //	CHAOS_REPORT  a file to append one JSON line per seed to (steps, faults, checks)
 //	CHAOS_PLANT   a planted bug to run against instead of the provider as it is (chaos_plant_test.go)
 //	CHAOS_CAMPAIGN a Markdown file to write the campaign's report to (chaos_report_test.go)
+//	CHAOS_REPEAT  runs each seed that many times, and fails unless every run ends alike: passing,
+//	              or failing at the same step with the same invariant (the proof of exact replay)
 func TestChaos(t *testing.T) {
 	needCLI(t)
 	cfg := chaosConfigFromEnv(t)
@@ -46,6 +48,13 @@ func TestChaos(t *testing.T) {
 				stats := newChaosStats(mode, seed)
 				campaign.seeds = append(campaign.seeds, stats)
 				failure := runChaos(t, mode, steps, pluginDir, stats)
+				for run := 2; run <= cfg.repeat; run++ {
+					again := runChaos(t, mode, steps, pluginDir, stats.shrinking())
+					t.Logf("run %d of %d: %s", run, cfg.repeat, outcomeOf(again))
+					if outcomeOf(again) != outcomeOf(failure) {
+						t.Errorf("replay is not exact: run 1 %s, run %d %s", outcomeOf(failure), run, outcomeOf(again))
+					}
+				}
 				defer func() {
 					stats.write(t, cfg.report, failure)
 					if failure != nil {
@@ -79,6 +88,7 @@ type chaosConfig struct {
 	shrink bool
 	report string
 	plant  string // CHAOS_PLANT
+	repeat int    // CHAOS_REPEAT
 }
 
 func chaosConfigFromEnv(t *testing.T) *chaosConfig {
@@ -96,6 +106,13 @@ func chaosConfigFromEnv(t *testing.T) *chaosConfig {
 			t.Fatalf("CHAOS_STEPS=%q is not a number of steps", v)
 		}
 		cfg.steps = n
+	}
+	if v := os.Getenv("CHAOS_REPEAT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("CHAOS_REPEAT=%q is not a number of runs", v)
+		}
+		cfg.repeat = n
 	}
 	if v := os.Getenv("CHAOS_MODES"); v != "" {
 		cfg.modes = nil
@@ -203,6 +220,14 @@ func (f *chaosFailure) where() string {
 		return "in the final convergence: " + f.Invariant
 	}
 	return fmt.Sprintf("at step %d: %s", f.Step, f.Invariant)
+}
+
+// outcomeOf is how a run ended, for comparing replays: "passed", or where it failed.
+func outcomeOf(f *chaosFailure) string {
+	if f == nil {
+		return "passed"
+	}
+	return "failed " + f.where()
 }
 
 func (f *chaosFailure) Error() string {
