@@ -219,15 +219,27 @@ func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 }
 
 // resolveFaults gives the step's faults on XGROUP CREATE their group: one of the groups the
-// configuration declares now (any group when it declares none: no create will come).
-func (run *chaosRun) resolveFaults(faults []faultproxy.Fault, rng *rand.Rand) []faultproxy.Fault {
+// configuration declares now, most often one that state does not hold with its resource (the
+// step's apply would create it), or any group when it declares none (no create will come).
+// What it picks from is what earlier steps left, so a replay picks the same.
+func (run *chaosRun) resolveFaults(faults []faultproxy.Fault, rng *rand.Rand, state map[string]chaosEntry) []faultproxy.Fault {
 	out := slices.Clone(faults)
+	var toCreate []chaosResource
+	for _, r := range run.declared {
+		if e, held := state[r.address()]; !held || e.group() != [2]string{r.Stream, r.Name} {
+			toCreate = append(toCreate, r)
+		}
+	}
 	for i, f := range out {
 		if f.Command != "XGROUP CREATE" || f.Key != "" {
 			continue
 		}
-		if len(run.declared) > 0 {
-			r := run.declared[rng.IntN(len(run.declared))]
+		pool := run.declared
+		if len(toCreate) > 0 && rng.IntN(4) != 0 {
+			pool = toCreate
+		}
+		if len(pool) > 0 {
+			r := pool[rng.IntN(len(pool))]
 			out[i].Key, out[i].Group = r.Stream, r.Name
 		} else {
 			out[i].Key, out[i].Group = chaosStreams[rng.IntN(len(chaosStreams))], chaosNames[rng.IntN(len(chaosNames))]

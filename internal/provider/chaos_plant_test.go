@@ -78,7 +78,7 @@ var chaosPlants = []chaosPlant{
 		// existing group, and recorded.
 		name: "error-reply-swallowed", pkg: "internal/valkey",
 		old:       "isReply && strings.HasPrefix(msg, \"BUSYGROUP\") {",
-		new:       "isReply && msg != \"\" {",
+		new:       "isReply && !strings.HasPrefix(msg, \"+\") {",
 		caughtBy:  []string{invariantAdopted},
 		hintSeeds: "1",
 	},

@@ -51,7 +51,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	run.tg.log() // what earlier steps left
 	run.cli.ctx = ctx
 
-	faults := run.resolveFaults(s.Faults, rng)
+	faults := run.resolveFaults(s.Faults, rng, pre)
 	for _, f := range faults {
 		if f.Group != "" {
 			notes = append(notes, "fault: "+describeFault(f))
