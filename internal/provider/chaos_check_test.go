@@ -124,6 +124,7 @@ type chaosObservation struct {
 	imported      string                   // the address an import step took
 	addrs         []string                 // what the provider was given
 	acted         int                      // faults that acted in the step
+	refreshed     bool                     // the command read every group in state before it ended
 }
 
 type chaosCheck struct {
@@ -265,13 +266,14 @@ func checkStateKept(o *chaosObservation) ([]string, int) {
 	case failed && len(o.msgs.started) == 0 && !unchanged && o.kind != stepImportCLI:
 		problems = append(problems, fmt.Sprintf("terraform %s failed before applying anything, and changed terraform.tfstate", o.res.command))
 	}
-	// A refresh that succeeded read every group in state: what is left is on the server.
-	if o.kind == stepRefresh && !failed {
+	// A command that refreshed and succeeded read every group in state: what is left is on
+	// the server.
+	if o.refreshed && !failed {
 		for addr, e := range o.post {
 			checked++
 			if !o.after.has(e.Stream, e.Name) {
-				problems = append(problems, fmt.Sprintf("%s holds group %q of %q after a refresh that succeeded; the model expected it gone from state, since the server does not hold it",
-					addr, e.Name, e.Stream))
+				problems = append(problems, fmt.Sprintf("%s holds group %q of %q after a terraform %s that refreshed and succeeded; the model expected it gone from state, since the server does not hold it",
+					addr, e.Name, e.Stream, o.res.command))
 			}
 		}
 	}
