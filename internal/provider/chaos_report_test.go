@@ -118,6 +118,9 @@ func (cfg *chaosConfig) command() string {
 		modes[i] = string(m)
 	}
 	cmd := fmt.Sprintf("make chaos MODE=%s SEED=%s STEPS=%d", strings.Join(modes, ","), seedRanges(cfg.seeds), cfg.steps)
+	if cli := os.Getenv("FAULT_MATRIX_CLI"); cli != "" { // make chaos's CLI
+		cmd += " FAULT_MATRIX_CLI=" + cli
+	}
 	if cfg.plant != "" {
 		cmd = "CHAOS_PLANT=" + cfg.plant + " " + cmd
 	}
