@@ -64,7 +64,7 @@ type chaosStep struct {
 	Kind        stepKind
 	Pick        uint64 // resolves the step's choices when it runs
 	Faults      []faultproxy.Fault
-	Parallelism int // Terraform's -parallelism: 1 keeps the order of commands, 10 is the default
+	Parallelism int // the -parallelism of the step's command, 1 or 10 (the default); no fault depends on the order it allows
 	MaxRetries  int // the provider's max_retries for this step
 }
 
