@@ -243,7 +243,7 @@ if wants chaos; then
   export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
     CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
   GO_TEST_TIMEOUT=0 cli_lane ", the fault campaign" "$FAULT_MATRIX_CLI" -run '^TestChaos$'
-  [ -z "$fixed_set" ] && CHAOS_PLANTED=1 GO_TEST_TIMEOUT=0 \
+  [ -z "$fixed_set" ] && CHAOS_PLANTED=1 \
     cli_lane ", the fault campaign on planted bugs" "$FAULT_MATRIX_CLI" -run '^TestChaosPlanted$'
 fi
 
