@@ -21,8 +21,8 @@ type chaosPlant struct {
 	pkg      string    // the package's directory, from the module's root
 	old, new string    // old must occur exactly once in the package's files (not its tests)
 	caughtBy []string
-	// hintSeeds caught it early when last measured; the search goes on past them, since a seed
-	// whose faults pick commands by order may catch it in one run and not the next.
+	// hintSeeds caught it early when last measured; the search goes on past them, since a change
+	// to the campaign or to the provider changes what a seed's steps meet.
 	hintSeeds string
 }
 
