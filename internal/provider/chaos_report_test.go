@@ -20,6 +20,7 @@ import (
 // chaosCampaign collects the seeds' stats of one TestChaos run.
 type chaosCampaign struct {
 	started time.Time
+	commit  string // what ran: HEAD when the campaign started
 	seeds   []*chaosStats
 	failed  []string
 }
@@ -61,7 +62,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 		"modes run the same steps with the same faults: each fault picks its command by what it is (its key, and its group for\n"+
 		"`XGROUP CREATE`), never by the order commands arrive in. Each seed's line is one `CHAOS_REPORT` JSON line.\n\n")
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| commit | %s |\n", gitCommit())
+	fmt.Fprintf(&b, "| commit | %s |\n", c.commit)
 	fmt.Fprintf(&b, "| command | `%s` |\n", cfg.command())
 	fmt.Fprintf(&b, "| CLI | %s |\n", strings.TrimSpace(firstLine(commandOutput(os.Getenv("TF_ACC_TERRAFORM_PATH"), "version"))))
 	fmt.Fprintf(&b, "| server | %s |\n", serverVersion())

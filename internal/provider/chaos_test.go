@@ -36,7 +36,7 @@ func TestChaos(t *testing.T) {
 	needCLI(t)
 	cfg := chaosConfigFromEnv(t)
 	pluginDir := cfg.pluginDir(t)
-	campaign := &chaosCampaign{started: time.Now()}
+	campaign := &chaosCampaign{started: time.Now(), commit: gitCommit()}
 	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
 		defer func() { writeCampaign(t, path, cfg, campaign) }()
 	}
