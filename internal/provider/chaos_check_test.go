@@ -187,6 +187,7 @@ var chaosCauses = append([]string{
 	"The server did not answer in time", // a hang, a reply past command_timeout
 	"Nothing is listening there",        // a refused connection
 	"holds a string, not a stream",
+	"holds a non-stream value, not a stream", // WRONGTYPE, when a fault kept TYPE from naming the type
 	"has no consumer group",
 }, chaosReplies...)
 
