@@ -79,8 +79,8 @@ var chaosPlants = []chaosPlant{
 		name: "error-reply-swallowed", pkg: "internal/valkey",
 		old:       "isReply && strings.HasPrefix(msg, \"BUSYGROUP\") {",
 		new:       "isReply && !strings.HasPrefix(msg, \"+\") {",
-		caughtBy:  []string{invariantAdopted},
-		hintSeeds: "1",
+		caughtBy:  []string{invariantState, invariantAdopted},
+		hintSeeds: "9",
 	},
 	{
 		// group_start "new" sent as ID 0, so the group replays the stream.
