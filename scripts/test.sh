@@ -237,12 +237,13 @@ fi
 
 if wants chaos; then
   # Without CHAOS_SEEDS (the full run, or make chaos with no SEED): seeds 1-3 of 60 steps in both
-  # modes, then each planted bug must be caught. A run of chosen seeds has no time limit.
+  # modes, then each planted bug, the Cluster one too, must be caught (CHAOS_PLANTED=1). A run of
+  # chosen seeds has no time limit. CHAOS_CAMPAIGN (make chaos: CAMPAIGN.md) gets the report.
   fixed_set=${CHAOS_SEEDS:+no}
   export CHAOS_SEEDS=${CHAOS_SEEDS:-1-3} CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_MODES=${CHAOS_MODES:-standalone,cluster} \
     CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
   GO_TEST_TIMEOUT=0 cli_lane ", the fault campaign" "$FAULT_MATRIX_CLI" -run '^TestChaos$'
-  [ -z "$fixed_set" ] && CHAOS_PLANTED=resent-create,state-dropped-on-failed-refresh,adopted-after-lost-reply \
+  [ -z "$fixed_set" ] && CHAOS_PLANTED=1 \
     cli_lane ", the fault campaign on planted bugs" "$FAULT_MATRIX_CLI" -run '^TestChaosPlanted$'
 fi
 

@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"net"
+	"strings"
 	"time"
 )
 
@@ -58,12 +59,18 @@ type Fault struct {
 	Command string
 	// Key, when set, matches only commands on that key (for XGROUP and XINFO, the key after
 	// the subcommand).
-	Key    string
+	Key string
+	// Group, when set, matches only XGROUP commands on that group (the argument after the
+	// key): with Key, a fault on XGROUP CREATE names one group's create, whatever order the
+	// creates of other groups arrive in, on whichever connection.
+	Group  string
 	Action Action
 	Reply  string        // Answer's error reply, without the leading "-"
 	Delay  time.Duration // DelayReply's delay; how long Refuse stops listening
 	// After is how many matches the fault lets pass before it acts: After 1 acts on the second
-	// XINFO GROUPS, wherever it travels.
+	// XINFO GROUPS, wherever it travels. Each proxy counts its own matches: in a cluster, a
+	// fault that counts (After, Times) and names a Key counts the commands of the one node
+	// that serves the key.
 	After int
 	// Times is how many matches the fault acts on; 0 means every one.
 	Times int
@@ -74,7 +81,8 @@ type Fault struct {
 func (p *Proxy) matchCommand(cmd command) *Fault {
 	key := cmd.key()
 	return p.match(func(f *Fault) bool {
-		return f.Action != Refuse && (f.Command == "" || f.Command == cmd.name) && (f.Key == "" || f.Key == key)
+		return f.Action != Refuse && (f.Command == "" || f.Command == cmd.name) && (f.Key == "" || f.Key == key) &&
+			(f.Group == "" || strings.HasPrefix(cmd.name, "XGROUP ") && len(cmd.args) > 1 && cmd.args[1] == f.Group)
 	})
 }
 

@@ -36,9 +36,13 @@ type Record struct {
 	Command string // as the proxy names it: "XGROUP CREATE"
 	// Args are the command's first arguments after its name (for XGROUP CREATE: key, group,
 	// ID, MKSTREAM). HELLO and AUTH keep none: they carry passwords.
-	Args      []string
-	Key       string // the key it names, "" for none
-	Action    Action // what a fault did to it; 0 for none
+	Args   []string
+	Key    string // the key it names, "" for none
+	Action Action // what a fault did to it; 0 for none
+	// Delay is how long the fault held the reply back (DelayReply's Fault.Delay), 0 for none:
+	// a test that knows the client's timeout tells from it, not from a clock, whether the
+	// reply came too late.
+	Delay     time.Duration
 	Forwarded bool   // passed on to the server
 	Ran       bool   // the server's reply reached the proxy: the server ran the command
 	Reply     string // the first line of the reply the server (or Answer) gave, such as "+OK"
@@ -47,12 +51,6 @@ type Record struct {
 	// the connection when it was never delivered).
 	Took    time.Duration
 	arrived time.Time
-}
-
-// Struck tells whether anything kept the reply from the client, or held it back for at
-// least late: a fault on the command itself, or the end of its connection before its reply.
-func (r Record) Struck(late time.Duration) bool {
-	return !r.Delivered || r.Action == DropReply || r.Action == CutReply || r.Action == Hang || r.Took >= late
 }
 
 // KeepLog makes the proxy log every command from now on (it logs nothing unless asked, so that
@@ -87,6 +85,9 @@ func (p *Proxy) record(conn int64, cmd command, f *Fault) int {
 		Forwarded: f == nil || (f.Action != Answer && f.Action != Hang)}
 	if f != nil {
 		r.Action = f.Action
+		if f.Action == DelayReply {
+			r.Delay = f.Delay
+		}
 	}
 	p.log = append(p.log, r)
 	return p.logBase + len(p.log) - 1

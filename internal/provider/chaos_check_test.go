@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	tfjson "github.com/hashicorp/terraform-json"
@@ -123,6 +124,7 @@ type chaosObservation struct {
 	imported      string                   // the address an import step took
 	addrs         []string                 // what the provider was given
 	acted         int                      // faults that acted in the step
+	refreshed     bool                     // the command read every group in state before it ended
 }
 
 type chaosCheck struct {
@@ -130,15 +132,27 @@ type chaosCheck struct {
 	check func(o *chaosObservation) (problems []string, checked int)
 }
 
+// The invariants' names, which planted bugs name as what catches them.
+const (
+	invariantAdopted    = "adopted is true to what was on the server before the create"
+	invariantCreateOnce = "XGROUP CREATE at most once per group and apply"
+	invariantStart      = "a group the provider created starts where group_start says"
+	invariantOnlyReads  = "the provider sends reads and XGROUP CREATE only, and XGROUP CREATE only to apply"
+)
+
+const invariantState = "state keeps what the server has, and after a refresh only that; a failed refresh keeps it byte for byte"
+
+const invariantUnknown = "outcome unknown exactly when the reply to a written create did not reach the provider in time"
+
 var chaosInvariants = []chaosCheck{
 	{"no panic, no crash", checkNoPanic},
 	{"every error (and skipped check) names the address and the cause", checkErrorsNamed},
-	{"state keeps what the server has; a failed refresh keeps it byte for byte", checkStateKept},
-	{"adopted is true to what was on the server before the create", checkAdopted},
-	{"XGROUP CREATE at most once per group and apply", checkCreateOnce},
-	{"outcome unknown exactly when a fault struck the create after it was written", checkUnknownOutcome},
-	{"a group the provider created starts where group_start says", checkStart},
-	{"the provider sends reads and XGROUP CREATE only, and XGROUP CREATE only to apply", checkOnlyReads},
+	{invariantState, checkStateKept},
+	{invariantAdopted, checkAdopted},
+	{invariantCreateOnce, checkCreateOnce},
+	{invariantUnknown, checkUnknownOutcome},
+	{invariantStart, checkStart},
+	{invariantOnlyReads, checkOnlyReads},
 	{"every state entry's id and identity name its group", checkIdentity},
 	{"a plan no fault touched previews what the server holds", checkPreview},
 }
@@ -161,10 +175,21 @@ func checkNoPanic(o *chaosObservation) ([]string, int) {
 var chaosSummaries = []string{"Consumer Group Not Created", "Consumer Group Outcome Unknown", "Consumer Group Not Read",
 	"Consumer Group Not Imported", "Consumer Group Not Found For Import", "Consumer Group Cannot Be Created"}
 
-// chaosCauses are the words that name a cause: the transport's, the server's (the injected
-// replies' codes, a key of another type), and an import's missing group.
-var chaosCauses = []string{"EOF", "connection reset by peer", "i/o timeout", "connection refused", "broken pipe",
-	"LOADING", "OOM", "READONLY", "NOPERM", "ERR chaos", "CLUSTERDOWN", "TRYAGAIN", "holds a ", "has no consumer group"}
+// chaosCauses are the causes the provider names, written as a user reads them in an error or
+// a skipped check's warning: its words for a reply lost or late, for each way a connection
+// the campaign's faults break fails, for a key of another type (the campaign's SET) and for an
+// import of a group the server lacks; and the server's own words, the error replies the
+// campaign injects (chaosReplies), which the provider quotes. A transport's bare words ("EOF",
+// "i/o timeout") are not a cause a user can act on, and do not count.
+var chaosCauses = append([]string{
+	"but its reply was lost",            // Consumer Group Outcome Unknown
+	"The server closed the connection",  // a dropped or cut reply, a reset connection
+	"The server did not answer in time", // a hang, a reply past command_timeout
+	"Nothing is listening there",        // a refused connection
+	"holds a string, not a stream",
+	"holds a non-stream value, not a stream", // WRONGTYPE, when a fault kept TYPE from naming the type
+	"has no consumer group",
+}, chaosReplies...)
 
 // chaosError is one error the CLI reported: a -json diagnostic, or a block of a human-readable
 // run (import).
@@ -235,13 +260,23 @@ func checkStateKept(o *chaosObservation) ([]string, int) {
 	checked := 1
 	unchanged := bytes.Equal(o.preBytes, o.postBytes)
 	failed := o.res.err != nil
+	// (No clause for a plan: Terraform writes no state on a plan, whatever the provider does.)
 	switch {
-	case o.kind == stepPlan && !unchanged:
-		problems = append(problems, "terraform plan changed terraform.tfstate")
 	case failed && o.kind == stepRefresh && !unchanged:
 		problems = append(problems, "a failed refresh changed terraform.tfstate")
 	case failed && len(o.msgs.started) == 0 && !unchanged && o.kind != stepImportCLI:
 		problems = append(problems, fmt.Sprintf("terraform %s failed before applying anything, and changed terraform.tfstate", o.res.command))
+	}
+	// A command that refreshed and succeeded read every group in state: what is left is on
+	// the server.
+	if o.refreshed && !failed {
+		for addr, e := range o.post {
+			checked++
+			if !o.after.has(e.Stream, e.Name) {
+				problems = append(problems, fmt.Sprintf("%s holds group %q of %q after a terraform %s that refreshed and succeeded; the model expected it gone from state, since the server does not hold it",
+					addr, e.Name, e.Stream, o.res.command))
+			}
+		}
 	}
 	for addr, e := range o.pre {
 		checked++
@@ -269,12 +304,6 @@ func (o *chaosObservation) creates(g [2]string) []faultproxy.Record {
 		}
 	}
 	return out
-}
-
-// heard tells whether the client can have read the reply to r.
-func heard(r faultproxy.Record) bool {
-	lost := r.Action == faultproxy.DropReply || r.Action == faultproxy.CutReply || r.Action == faultproxy.Hang
-	return r.Delivered && !lost && r.Took < chaosCommandTimeout
 }
 
 func checkAdopted(o *chaosObservation) ([]string, int) {
@@ -308,9 +337,9 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 		}
 		last := creates[len(creates)-1]
 		switch {
-		case !heard(last):
-			problems = append(problems, fmt.Sprintf("%s was written to state (adopted = %v) although the reply to its XGROUP CREATE never reached the provider (%s, delivered %v after %v)",
-				addr, e.Adopted, last.Action, last.Delivered, last.Took))
+		case lateReply(last):
+			problems = append(problems, fmt.Sprintf("%s was written to state (adopted = %v); the model expected nothing recorded, since the reply to its XGROUP CREATE did not reach the provider in time (%s)",
+				addr, e.Adopted, describeRecord(last)))
 		case !e.Adopted && existed:
 			problems = append(problems, fmt.Sprintf("%s has adopted = false, but group %q of %q existed before its XGROUP CREATE (reply %q)",
 				addr, e.Name, e.Stream, last.Reply))
@@ -319,18 +348,30 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 		case e.Adopted && !existed:
 			problems = append(problems, fmt.Sprintf("%s has adopted = true, but group %q of %q did not exist before this apply's XGROUP CREATE (replies: %s)",
 				addr, e.Name, e.Stream, replies(creates)))
-		case e.Adopted != (o.warnings(groupSummary(e.Stream, e.Name, adoptedNotCreated, "")) > 0):
-			problems = append(problems, fmt.Sprintf("%s has adopted = %v, and the apply warned %d times that group %q of %q was adopted",
-				addr, e.Adopted, o.warnings(groupSummary(e.Stream, e.Name, adoptedNotCreated, "")), e.Name, e.Stream))
+		case e.Adopted != (o.warnings(chaosAdoptedSummary(e.Stream, e.Name)) > 0):
+			problems = append(problems, fmt.Sprintf("%s has adopted = %v, and the apply warned %d times %q",
+				addr, e.Adopted, o.warnings(chaosAdoptedSummary(e.Stream, e.Name)), chaosAdoptedSummary(e.Stream, e.Name)))
 		}
 	}
 	return problems, checked
 }
 
+// describeRecord is what became of one command, as a reader of a failure wants it.
+func describeRecord(r faultproxy.Record) string {
+	what := "no fault"
+	if r.Action != 0 {
+		what = r.Action.String()
+	}
+	if r.Action == faultproxy.DelayReply {
+		what += fmt.Sprintf(" %v (command_timeout %v)", r.Delay, chaosCommandTimeout)
+	}
+	return fmt.Sprintf("%s, forwarded %v, reply %q, delivered %v", what, r.Forwarded, r.Reply, r.Delivered)
+}
+
 func replies(records []faultproxy.Record) string {
 	out := make([]string, len(records))
 	for i, r := range records {
-		out[i] = fmt.Sprintf("%q (%s, delivered %v)", r.Reply, r.Action, r.Delivered)
+		out[i] = describeRecord(r)
 	}
 	return strings.Join(out, ", ")
 }
@@ -352,33 +393,42 @@ func checkCreateOnce(o *chaosObservation) ([]string, int) {
 	return problems, len(count)
 }
 
+// checkUnknownOutcome: a create whose reply a fault kept from the provider within its timeout
+// (lateReply: dropped, cut, never answered, or held back past command_timeout) must be
+// reported as "Consumer Group Outcome Unknown", and nothing else may be.
 func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 	var problems []string
 	checked := 0
-	unknown := map[string]bool{}
+	reported := map[string][]string{} // address -> the error summaries the CLI gave it
 	for _, e := range o.errors() {
-		if e.summary != "Consumer Group Outcome Unknown" {
+		reported[e.address] = append(reported[e.address], e.summary)
+		if e.summary != chaosUnknownSummary {
 			continue
 		}
-		checked++
-		unknown[e.address] = true
-		r, ok := o.declared[e.address]
-		if !ok {
-			problems = append(problems, fmt.Sprintf("outcome unknown for %q, which the configuration does not declare", e.address))
-			continue
-		}
-		creates := o.creates([2]string{r.Stream, r.Name})
-		if !slices.ContainsFunc(creates, func(c faultproxy.Record) bool { return c.Struck(chaosCommandTimeout / 2) }) {
-			problems = append(problems, fmt.Sprintf("%s reported its outcome unknown, but no fault struck its XGROUP CREATE (%s)", e.address, replies(creates)))
+		if _, ok := o.declared[e.address]; !ok {
+			checked++
+			problems = append(problems, fmt.Sprintf("%s for %q, which the configuration does not declare", chaosUnknownSummary, e.address))
 		}
 	}
 	for addr, r := range o.declared {
-		for _, c := range o.creates([2]string{r.Stream, r.Name}) {
-			checked++
-			if !c.Delivered && !unknown[addr] {
-				problems = append(problems, fmt.Sprintf("the reply to %s's XGROUP CREATE never reached the provider (%s), yet it did not report the outcome unknown",
-					addr, c.Action))
-			}
+		creates := o.creates([2]string{r.Stream, r.Name})
+		unknown := slices.Contains(reported[addr], chaosUnknownSummary)
+		if len(creates) == 0 && !unknown {
+			continue
+		}
+		checked++
+		lost := slices.ContainsFunc(creates, lateReply)
+		saw := "no error"
+		if len(reported[addr]) > 0 {
+			saw = strings.Join(reported[addr], ", ")
+		}
+		switch {
+		case lost && !unknown:
+			problems = append(problems, fmt.Sprintf("%s: the reply to its XGROUP CREATE did not reach the provider in time (%s); the model expected %q, the CLI reported %s",
+				addr, replies(creates), chaosUnknownSummary, saw))
+		case !lost && unknown:
+			problems = append(problems, fmt.Sprintf("%s: the CLI reported %q; the model expected a known outcome, since no fault kept the reply to its XGROUP CREATE from the provider (%s)",
+				addr, chaosUnknownSummary, replies(creates)))
 		}
 	}
 	return problems, checked
@@ -447,8 +497,8 @@ func (o *chaosObservation) warningsPrefixed(prefix string) int {
 func checkIdentity(o *chaosObservation) ([]string, int) {
 	var problems []string
 	for addr, e := range o.post {
-		if e.ID != groupID(e.Stream, e.Name) {
-			problems = append(problems, fmt.Sprintf("%s has id %q, want %q", addr, e.ID, groupID(e.Stream, e.Name)))
+		if want := chaosImportID(e.Stream, e.Name); e.ID != want {
+			problems = append(problems, fmt.Sprintf("%s holds group %q of %q with id %q; the model expected %q", addr, e.Name, e.Stream, e.ID, want))
 		}
 		if e.Identity != nil && (e.Identity["stream"] != e.Stream || e.Identity["name"] != e.Name) {
 			problems = append(problems, fmt.Sprintf("%s has identity %v for group %q of %q", addr, e.Identity, e.Name, e.Stream))
@@ -484,12 +534,13 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 		}
 		checked++
 		exists := o.before.has(r.Stream, r.Name)
-		adopt := o.warningsPrefixed(groupSummary(r.Stream, r.Name, willBeAdopted, ", Lag "))
+		adopt := o.warningsPrefixed(fmt.Sprintf("Group %q of %q Will Be Adopted, Lag ", r.Name, r.Stream))
 		created := o.warnings(fmt.Sprintf("Stream %q Will Be Created", r.Stream))
-		verb := map[string]decision{"head": willReplay, "new": willSkip}[r.Start]
+		var backlogSummary string
 		var backlog int
 		if k != nil {
-			backlog = o.warnings(groupSummary(r.Stream, r.Name, verb, " "+entriesTitle(k.Length)))
+			backlogSummary = chaosBacklogSummary(r.Stream, r.Name, r.Start, k.Length)
+			backlog = o.warnings(backlogSummary)
 		}
 		switch {
 		case exists != given(adopt) || !exists && adopt > 0:
@@ -498,8 +549,33 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 			problems = append(problems, fmt.Sprintf("%s: stream %q exists: %v; the plan said %d times that it will be created", addr, r.Stream, k != nil, created))
 		case k != nil && !exists && (k.Length > 0) != given(backlog):
 			problems = append(problems, fmt.Sprintf("%s: stream %q holds %d entries, and the plan warned %d times %q", addr, r.Stream, k.Length, backlog,
-				groupSummary(r.Stream, r.Name, verb, " "+entriesTitle(k.Length))))
+				backlogSummary))
 		}
 	}
 	return problems, checked
+}
+
+// The provider's words the invariants expect, written once, as a user reads them in the CLI's
+// output (README, the resource's page).
+const chaosUnknownSummary = "Consumer Group Outcome Unknown"
+
+// chaosAdoptedSummary is the summary of the warning an apply gives a group it adopted.
+func chaosAdoptedSummary(stream, name string) string {
+	return fmt.Sprintf("Group %q of %q Adopted, Not Created", name, stream)
+}
+
+// chaosBacklogSummary is the summary of the plan's warning that a group created with start
+// will replay (head) or skip (new) the entries of its stream: `Group "billing" of "orders"
+// Will Replay 12,000 Entries`, or "1 Entry".
+func chaosBacklogSummary(stream, name, start string, entries int64) string {
+	verb := map[string]string{"head": "Will Replay", "new": "Will Skip"}[start]
+	count := "1 Entry"
+	if entries != 1 {
+		digits := strconv.FormatInt(entries, 10)
+		for i := len(digits) - 3; i > 0; i -= 3 {
+			digits = digits[:i] + "," + digits[i:]
+		}
+		count = digits + " Entries"
+	}
+	return fmt.Sprintf("Group %q of %q %s %s", name, stream, verb, count)
 }

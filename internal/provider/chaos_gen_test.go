@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ type chaosStep struct {
 	Kind        stepKind
 	Pick        uint64 // resolves the step's choices when it runs
 	Faults      []faultproxy.Fault
-	Parallelism int // Terraform's -parallelism: 1 keeps the order of commands, 10 is the default
+	Parallelism int // the -parallelism of the step's command, 1 or 10 (the default); no fault depends on the order it allows
 	MaxRetries  int // the provider's max_retries for this step
 }
 
@@ -90,6 +91,9 @@ func describeFault(f faultproxy.Fault) string {
 	}
 	if f.Key != "" {
 		what += " on " + f.Key
+	}
+	if f.Group != "" {
+		what += " group " + f.Group
 	}
 	s := fmt.Sprintf("%s on %s", f.Action, what)
 	if f.After > 0 {
@@ -124,9 +128,16 @@ var chaosReplies = []string{
 	"TRYAGAIN Multiple keys request during rehashing of slot",
 }
 
-// chaosCommandTimeout is the provider's command_timeout (and dial_timeout) in the campaign: a
-// long delay outlasts it, a short one does not.
+// chaosCommandTimeout is the provider's command_timeout (and dial_timeout) in the campaign.
 const chaosCommandTimeout = time.Second
+
+// chaosLateDelay is how long a late DelayReply holds a reply back: far past command_timeout,
+// so that the fault, not the machine's speed, decides that the reply came too late. A short
+// delay is at most chaosShortDelay, far below it (two of them in one round trip still are).
+const (
+	chaosLateDelay  = 5 * chaosCommandTimeout
+	chaosShortDelay = 250 * time.Millisecond
+)
 
 // chaosSteps draws n steps from seed, for mode.
 func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
@@ -164,8 +175,18 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	return steps
 }
 
-// chaosFault draws one fault: any kind the proxy knows, on a command the provider sends (or
-// any), on one stream or any, from the first match or a later one, once, twice or every time.
+// chaosFault draws one fault: any kind the proxy knows, on a command the provider sends. A
+// fault picks its commands by what they are, never by the order they arrive in, since nothing
+// fixes that order (Terraform walks independent resources in no set order, at any
+// parallelism; go-redis opens connections, and loads a cluster's slot map, from whichever
+// node comes first), and a replay must meet the same faults on the same commands:
+//   - a fault on XGROUP CREATE acts on one group's create, the only one an apply sends for it:
+//     its stream and group are chosen when the step runs, among the groups it declares
+//     (resolveFaults), since what a step declares is decided only then;
+//   - a fault on another command (XINFO GROUPS, XINFO STREAM, TYPE, or any command) names one
+//     stream and acts on every such command of the step on that stream;
+//   - a fault on what every connection needs (HELLO, the slot map) or on connections (Refuse)
+//     acts on every one of the step.
 func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 	commands := []string{"XGROUP CREATE", "XGROUP CREATE", "XGROUP CREATE", "XINFO GROUPS", "XINFO GROUPS", "XINFO GROUPS",
 		"XINFO STREAM", "TYPE", "HELLO", ""}
@@ -175,43 +196,70 @@ func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 	f := faultproxy.Fault{
 		Action:  faultproxy.Actions[rng.IntN(len(faultproxy.Actions))],
 		Command: commands[rng.IntN(len(commands))],
-		After:   []int{0, 0, 0, 1, 2, 3}[rng.IntN(6)],
-		Times:   []int{1, 1, 1, 2, 2, 0, 0}[rng.IntN(7)],
 	}
-	// What every connection needs (the handshake, the slot map) fails for a while when it
-	// fails: a client that tries each node in turn outlasts a fault that acts once or twice.
-	if (f.Command == "HELLO" || f.Command == "CLUSTER SLOTS") && rng.IntN(2) == 0 {
-		f.Times = 0
-	}
-	// A fault on one stream picks its commands out of the others' (the second XINFO GROUPS of a
-	// refresh); a create fault most often takes whichever create comes, since which streams a
-	// step creates groups on is chosen only when it runs.
-	keyed := 6
-	if f.Command == "XGROUP CREATE" {
-		keyed = 3
-	}
-	if (strings.HasPrefix(f.Command, "X") || f.Command == "TYPE") && rng.IntN(10) < keyed {
+	switch f.Command {
+	case "XGROUP CREATE":
+		f.Times = 1 // Key and Group: resolveFaults
+	case "HELLO", "CLUSTER SLOTS":
+	default:
 		f.Key = chaosStreams[rng.IntN(len(chaosStreams))]
 	}
 	switch f.Action {
 	case faultproxy.Answer:
 		f.Reply = chaosReplies[rng.IntN(len(chaosReplies))]
 	case faultproxy.DelayReply:
-		f.Delay = time.Duration(100+rng.IntN(300)) * time.Millisecond // shorter than the timeout
+		f.Delay = time.Duration(50+rng.IntN(int(chaosShortDelay/time.Millisecond)-50)) * time.Millisecond
 		if rng.IntN(2) == 0 {
-			f.Delay = chaosCommandTimeout + 500*time.Millisecond // past it
+			f.Delay = chaosLateDelay
 		}
 	case faultproxy.Refuse:
-		f.Command, f.Key = "", ""
-		if rng.IntN(2) == 0 {
-			f.Delay = time.Duration(200+rng.IntN(600)) * time.Millisecond
-		}
-	}
-	// A fault that waits out the timeout every time would make a step take minutes.
-	if (f.Action == faultproxy.Hang || f.Action == faultproxy.DelayReply && f.Delay > chaosCommandTimeout) && f.Times == 0 {
-		f.Times = 2
+		f.Command, f.Key, f.Times = "", "", 0
 	}
 	return f
+}
+
+// resolveFaults gives the step's faults on XGROUP CREATE their group: one of the groups the
+// configuration declares now, most often one that state does not hold with its resource (the
+// step's apply would create it), or any group when it declares none (no create will come).
+// What it picks from is what earlier steps left, so a replay picks the same.
+func (run *chaosRun) resolveFaults(faults []faultproxy.Fault, rng *rand.Rand, state map[string]chaosEntry) []faultproxy.Fault {
+	out := slices.Clone(faults)
+	var toCreate []chaosResource
+	for _, r := range run.declared {
+		if e, held := state[r.address()]; !held || e.group() != [2]string{r.Stream, r.Name} {
+			toCreate = append(toCreate, r)
+		}
+	}
+	for i, f := range out {
+		if f.Command != "XGROUP CREATE" || f.Key != "" {
+			continue
+		}
+		pool := run.declared
+		if len(toCreate) > 0 && rng.IntN(4) != 0 {
+			pool = toCreate
+		}
+		if len(pool) > 0 {
+			r := pool[rng.IntN(len(pool))]
+			out[i].Key, out[i].Group = r.Stream, r.Name
+		} else {
+			out[i].Key, out[i].Group = chaosStreams[rng.IntN(len(chaosStreams))], chaosNames[rng.IntN(len(chaosNames))]
+		}
+	}
+	return out
+}
+
+// lateReply tells whether a fault kept the reply to r from the provider within its timeout:
+// swallowed (DropReply), cut (CutReply), never answered (Hang), or held back past
+// command_timeout (a late DelayReply). The fault decides, not a clock: the campaign's delays
+// are either far below command_timeout or far past it.
+func lateReply(r faultproxy.Record) bool {
+	switch r.Action {
+	case faultproxy.DropReply, faultproxy.CutReply, faultproxy.Hang:
+		return true
+	case faultproxy.DelayReply:
+		return r.Delay > chaosCommandTimeout
+	}
+	return false
 }
 
 // chaosResource is one declared valkey_stream_group.
@@ -243,8 +291,14 @@ func renderChaosConfig(provider string, declared []chaosResource, imp *chaosImpo
 		if imp.Identity {
 			fmt.Fprintf(&b, "\nimport {\n  to       = %s\n  identity = { stream = %q, name = %q }\n}\n", imp.To.address(), imp.To.Stream, imp.To.Name)
 		} else {
-			fmt.Fprintf(&b, "\nimport {\n  to = %s\n  id = %q\n}\n", imp.To.address(), groupID(imp.To.Stream, imp.To.Name))
+			fmt.Fprintf(&b, "\nimport {\n  to = %s\n  id = %q\n}\n", imp.To.address(), chaosImportID(imp.To.Stream, imp.To.Name))
 		}
 	}
 	return b.String()
+}
+
+// chaosImportID is a group's import ID as the README writes it: the stream key, "/", and the
+// name with "%" and "/" written %25 and %2F.
+func chaosImportID(stream, name string) string {
+	return stream + "/" + strings.NewReplacer("%", "%25", "/", "%2F").Replace(name)
 }

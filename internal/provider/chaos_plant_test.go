@@ -21,8 +21,8 @@ type chaosPlant struct {
 	pkg      string    // the package's directory, from the module's root
 	old, new string    // old must occur exactly once in the package's files (not its tests)
 	caughtBy []string
-	// hintSeeds caught it early when last measured; the search goes on past them, since a seed
-	// whose faults pick commands by order may catch it in one run and not the next.
+	// hintSeeds caught it early when last measured; the search goes on past them, since a change
+	// to the campaign or to the provider changes what a seed's steps meet.
 	hintSeeds string
 }
 
@@ -32,7 +32,7 @@ var chaosPlants = []chaosPlant{
 		// go-redis then resends the door's pipeline after a broken connection.
 		old:       "func (createCmd) NoRetry() bool { return true }",
 		new:       "func (createCmd) NoRetry() bool { return false }",
-		caughtBy:  []string{"XGROUP CREATE at most once per group and apply", "adopted is true to what was on the server before the create"},
+		caughtBy:  []string{invariantCreateOnce, invariantAdopted},
 		hintSeeds: "3",
 	},
 	{
@@ -42,7 +42,7 @@ var chaosPlants = []chaosPlant{
 		return`,
 		new: `		resp.State.RemoveResource(ctx)
 		return`,
-		caughtBy:  []string{"state keeps what the server has; a failed refresh keeps it byte for byte"},
+		caughtBy:  []string{invariantState},
 		hintSeeds: "1",
 	},
 	{
@@ -50,8 +50,79 @@ var chaosPlants = []chaosPlant{
 		// A lost reply, then a group on the server: reported as adopted.
 		old:       "	return 0, Group{}, unknown\n}",
 		new:       "	if unknown.Now.GroupExists {\n\t\treturn Adopted, unknown.Now.Group, nil\n\t}\n\treturn 0, Group{}, unknown\n}",
-		caughtBy:  []string{"adopted is true to what was on the server before the create", "outcome unknown exactly when a fault struck the create after it was written"},
-		hintSeeds: "2,1",
+		caughtBy:  []string{invariantAdopted, invariantUnknown},
+		hintSeeds: "2",
+	},
+	// One plant for each promise of the README's group door (what Create sends and what it
+	// makes of each reply, what Delete and a refresh do), each caught by an invariant that
+	// knows nothing of the plant.
+	{
+		// A create whose reply came after command_timeout, reported as a known failure
+		// ("Consumer Group Not Created") instead of Outcome Unknown: the bug that once escaped.
+		name: "late-reply-known-failure", pkg: "internal/valkey",
+		old:       "if isReply || neverWritten(err) || errors.Is(err, redis.ErrClosed) {",
+		new:       "if isReply || neverWritten(err) || errors.Is(err, redis.ErrClosed) || strings.Contains(err.Error(), \"i/o timeout\") {",
+		caughtBy:  []string{invariantUnknown},
+		hintSeeds: "1",
+	},
+	{
+		// BUSYGROUP (the group exists) recorded as created, adopted = false.
+		name: "busygroup-recorded-created", pkg: "internal/valkey",
+		old:       "strings.HasPrefix(msg, \"BUSYGROUP\") {\n\t\treturn Adopted, nil",
+		new:       "strings.HasPrefix(msg, \"BUSYGROUP\") {\n\t\treturn Created, nil",
+		caughtBy:  []string{invariantAdopted},
+		hintSeeds: "1",
+	},
+	{
+		// Every error reply swallowed as BUSYGROUP is: WRONGTYPE, LOADING, NOPERM read as an
+		// existing group, and recorded.
+		name: "error-reply-swallowed", pkg: "internal/valkey",
+		old:       "isReply && strings.HasPrefix(msg, \"BUSYGROUP\") {",
+		new:       "isReply && !strings.HasPrefix(msg, \"+\") {",
+		caughtBy:  []string{invariantState, invariantAdopted},
+		hintSeeds: "9",
+	},
+	{
+		// group_start "new" sent as ID 0, so the group replays the stream.
+		name: "start-new-sent-as-head", pkg: "internal/valkey",
+		old:       "case StartNew:\n\t\treturn \"$\", nil",
+		new:       "case StartNew:\n\t\treturn \"0\", nil",
+		caughtBy:  []string{invariantStart},
+		hintSeeds: "1",
+	},
+	{
+		// An adopted group recorded without the warning that says so.
+		name: "adoption-unwarned", pkg: "internal/provider",
+		old:       "warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, \"\"), adoptedDetail(stream, name, start, group))",
+		new:       "_ = adoptedDetail(stream, name, start, group)",
+		caughtBy:  []string{invariantAdopted},
+		hintSeeds: "1",
+	},
+	{
+		// A written create tried again when its reply is lost, as if nothing had been sent.
+		name: "lost-reply-retried", pkg: "internal/valkey",
+		old:       "if !neverWritten(err) || attempt >= c.retries {",
+		new:       "if err == nil || attempt >= c.retries {",
+		caughtBy:  []string{invariantCreateOnce, invariantAdopted},
+		hintSeeds: "1",
+	},
+	{
+		// Delete sends XGROUP DESTROY: the group goes from the server with the resource.
+		name: "delete-destroys-group", pkg: "internal/provider",
+		old: "leftOnServer, \"\"), leftOnServerDetail(state))\n}",
+		new: "leftOnServer, \"\"), leftOnServerDetail(state))\n" +
+			"\tif c := r.data.clientFor(&resp.Diagnostics, \"Consumer Group Not Deleted\", \"\"); c != nil {\n" +
+			"\t\t_ = c.Universal().XGroupDestroy(ctx, state.Stream.ValueString(), state.Name.ValueString()).Err()\n\t}\n}",
+		caughtBy:  []string{invariantOnlyReads},
+		hintSeeds: "1",
+	},
+	{
+		// A refresh keeps a group the server no longer holds, so it is never created again.
+		name: "gone-group-kept", pkg: "internal/provider",
+		old:       "\t\tresp.State.RemoveResource(ctx)\n\t}\n}",
+		new:       "\t}\n}",
+		caughtBy:  []string{invariantState},
+		hintSeeds: "1",
 	},
 	{
 		// The bug the campaign found in Cluster mode, put back: the slot map is loaded inside
@@ -59,7 +130,7 @@ var chaosPlants = []chaosPlant{
 		name: "cluster-slot-map-in-the-door", mode: chaosCluster, pkg: "internal/valkey",
 		old:       "\tif err := c.routed(ctx, stream); err != nil {\n\t\treturn 0, Group{}, err\n\t}\n\tcreate := createCmd{",
 		new:       "\tcreate := createCmd{",
-		caughtBy:  []string{"outcome unknown exactly when a fault struck the create after it was written"},
+		caughtBy:  []string{invariantUnknown},
 		hintSeeds: "3,5",
 	},
 }
@@ -135,6 +206,10 @@ func TestChaosPlanted(t *testing.T) {
 		mustDo(t, err)
 		maxSeeds = v
 	}
+	var found []string
+	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
+		defer func() { appendPlantsToCampaign(t, path, found) }()
+	}
 	for _, plant := range chaosPlants {
 		if want != "1" && !slices.Contains(strings.Split(want, ","), plant.name) {
 			continue
@@ -153,7 +228,7 @@ func TestChaosPlanted(t *testing.T) {
 					seeds = append(seeds, s)
 				}
 			}
-			for _, seed := range seeds[:min(len(seeds), maxSeeds)] {
+			for i, seed := range seeds[:min(len(seeds), maxSeeds)] {
 				stats := newChaosStats(mode, seed)
 				f := runChaos(t, mode, chaosSteps(mode, seed, steps), dir, stats)
 				if f == nil {
@@ -163,10 +238,16 @@ func TestChaosPlanted(t *testing.T) {
 				if !slices.Contains(plant.caughtBy, f.Invariant) {
 					t.Fatalf("seed %d caught plant %s by another invariant than those that guard it (%q):\n%s", seed, plant.name, plant.caughtBy, f)
 				}
+				at := fmt.Sprintf("step %d (%s)", f.Step, f.kind(chaosSteps(mode, seed, steps)))
+				if f.Step == 0 {
+					at = "the final convergence"
+				}
+				found = append(found, fmt.Sprintf("| %s | %s | %s | %d | %s | %d |\n", plant.name, mode, f.Invariant, seed, at, i+1))
 				t.Logf("plant %s caught by %s seed %d %s (%d steps run)\n%s\nreplay: CHAOS_PLANT=%s make chaos MODE=%s SEED=%d STEPS=%d",
 					plant.name, mode, seed, f.where(), stats.Steps, f, plant.name, mode, seed, max(f.Step, stats.Steps))
 				return
 			}
+			found = append(found, fmt.Sprintf("| %s | %s | NOT CAUGHT | | | %d |\n", plant.name, mode, maxSeeds))
 			t.Fatalf("plant %s was not caught by %d seeds of %d steps", plant.name, maxSeeds, steps)
 		})
 	}

@@ -35,7 +35,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		}
 	case stepImportBlock, stepImportCLI:
 		imp = run.chooseImport(rng)
-		notes = append(notes, fmt.Sprintf("import %s as %s", groupID(imp.To.Stream, imp.To.Name), imp.To.address()))
+		notes = append(notes, fmt.Sprintf("import %s as %s", chaosImportID(imp.To.Stream, imp.To.Name), imp.To.address()))
 	}
 	provider := run.tg.provider(s.MaxRetries)
 	block := imp
@@ -51,8 +51,14 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	run.tg.log() // what earlier steps left
 	run.cli.ctx = ctx
 
-	run.tg.inject(s.Faults...)
-	res, savedNow := run.runCommand(kind, s, rng)
+	faults := run.resolveFaults(s.Faults, rng, pre)
+	for _, f := range faults {
+		if f.Group != "" {
+			notes = append(notes, "fault: "+describeFault(f))
+		}
+	}
+	run.tg.inject(faults...)
+	res, savedNow, refreshed := run.runCommand(kind, s, rng)
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
 
@@ -68,7 +74,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
-		addrs: run.tg.addrs(), acted: actedIn(log) + refused}
+		addrs: run.tg.addrs(), acted: actedIn(log) + refused, refreshed: refreshed}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}
@@ -95,34 +101,36 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	return nil
 }
 
-// runCommand runs the step's command. savedNow tells whether a saved plan is ready to apply.
-func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res cliResult, savedNow bool) {
+// runCommand runs the step's command. savedNow tells whether a saved plan is ready to apply;
+// refreshed, whether the command read every group in state from the server before it ended
+// (a refresh, or a plan or apply that refreshes).
+func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res cliResult, savedNow, refreshed bool) {
 	r, p := run.cli, tfexec.Parallelism(s.Parallelism)
 	// A fifth of plans and applies skip the refresh (-refresh=false, as pipelines that refresh
 	// in a step of their own do): faults then reach the plan-time reads and the door with no
 	// failed refresh before them.
-	refresh := tfexec.Refresh(s.Kind == stepConverge || rng.IntN(5) != 0)
+	refreshing := s.Kind == stepConverge || rng.IntN(5) != 0
+	refresh := tfexec.Refresh(refreshing)
 	switch kind {
 	case stepPlan:
 		if rng.IntN(10) < 4 {
 			res = r.plan(p, refresh, tfexec.Out(planFile))
-			return res, res.err == nil
+			return res, res.err == nil, false
 		}
-		return r.plan(p, refresh), false
+		return r.plan(p, refresh), false, false
 	case stepApplySaved:
-		return r.apply(tfexec.DirOrPlan(planFile)), false
+		return r.apply(p, tfexec.DirOrPlan(planFile)), false, false
 	case stepRefresh:
-		if rng.IntN(2) == 0 {
-			return r.refresh(), false // refresh takes no -parallelism in terraform-exec
-		}
-		return r.apply(p, tfexec.RefreshOnly(true)), false
+		// terraform refresh is apply -refresh-only, which takes the step's -parallelism
+		// (terraform-exec gives terraform refresh none).
+		return r.apply(p, tfexec.RefreshOnly(true)), false, true
 	case stepImportCLI:
 		imp := run.lastImport
-		return r.importID(imp.address(), groupID(imp.Stream, imp.Name)), false
+		return r.importID(imp.address(), chaosImportID(imp.Stream, imp.Name)), false, false
 	case stepDestroy:
-		return r.destroy(tfexec.Parallelism(s.Parallelism)), false
+		return r.destroy(p), false, false
 	}
-	return r.apply(p, refresh), false
+	return r.apply(p, refresh), false, refreshing
 }
 
 // edit changes the declared groups: adds, removes, changes group_start, or moves a resource

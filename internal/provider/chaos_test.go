@@ -29,18 +29,38 @@ import (
 //	CHAOS_SHRINK  0 to report a failure without shrinking it
 //	CHAOS_REPORT  a file to append one JSON line per seed to (steps, faults, checks)
 //	CHAOS_PLANT   a planted bug to run against instead of the provider as it is (chaos_plant_test.go)
+//	CHAOS_CAMPAIGN a Markdown file to write the campaign's report to (chaos_report_test.go)
+//	CHAOS_REPEAT  runs each seed that many times, and fails unless every run ends alike: passing,
+//	              or failing at the same step with the same invariant (the proof of exact replay)
 func TestChaos(t *testing.T) {
 	needCLI(t)
 	cfg := chaosConfigFromEnv(t)
 	pluginDir := cfg.pluginDir(t)
+	campaign := &chaosCampaign{started: time.Now(), commit: gitCommit()}
+	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
+		defer func() { writeCampaign(t, path, cfg, campaign) }()
+	}
 	for _, mode := range cfg.modes {
 		for _, seed := range cfg.seeds {
 			t.Run(fmt.Sprintf("%s/seed=%d", mode, seed), func(t *testing.T) {
 				needChaosServers(t, mode)
 				steps := cfg.keep(chaosSteps(mode, seed, cfg.steps))
 				stats := newChaosStats(mode, seed)
+				campaign.seeds = append(campaign.seeds, stats)
 				failure := runChaos(t, mode, steps, pluginDir, stats)
-				defer func() { stats.write(t, cfg.report, failure) }()
+				for run := 2; run <= cfg.repeat; run++ {
+					again := runChaos(t, mode, steps, pluginDir, stats.shrinking())
+					t.Logf("run %d of %d: %s", run, cfg.repeat, outcomeOf(again))
+					if outcomeOf(again) != outcomeOf(failure) {
+						t.Errorf("replay is not exact: run 1 %s, run %d %s", outcomeOf(failure), run, outcomeOf(again))
+					}
+				}
+				defer func() {
+					stats.write(t, cfg.report, failure)
+					if failure != nil {
+						campaign.failed = append(campaign.failed, fmt.Sprintf("%s seed %d %s", mode, seed, failure.where()))
+					}
+				}()
 				if failure == nil {
 					t.Logf("%s", stats)
 					return
@@ -68,6 +88,7 @@ type chaosConfig struct {
 	shrink bool
 	report string
 	plant  string // CHAOS_PLANT
+	repeat int    // CHAOS_REPEAT
 }
 
 func chaosConfigFromEnv(t *testing.T) *chaosConfig {
@@ -85,6 +106,13 @@ func chaosConfigFromEnv(t *testing.T) *chaosConfig {
 			t.Fatalf("CHAOS_STEPS=%q is not a number of steps", v)
 		}
 		cfg.steps = n
+	}
+	if v := os.Getenv("CHAOS_REPEAT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("CHAOS_REPEAT=%q is not a number of runs", v)
+		}
+		cfg.repeat = n
 	}
 	if v := os.Getenv("CHAOS_MODES"); v != "" {
 		cfg.modes = nil
@@ -194,22 +222,32 @@ func (f *chaosFailure) where() string {
 	return fmt.Sprintf("at step %d: %s", f.Step, f.Invariant)
 }
 
+// outcomeOf is how a run ended, for comparing replays: "passed", or where it failed.
+func outcomeOf(f *chaosFailure) string {
+	if f == nil {
+		return "passed"
+	}
+	return "failed " + f.where()
+}
+
 func (f *chaosFailure) Error() string {
 	return fmt.Sprintf("invariant broken %s:\n  %s\n%s", f.where(), strings.Join(f.Problems, "\n  "), f.Context)
 }
 
-// shrinkChaos cuts steps down to a shortest sequence that still breaks the same invariant
-// (delta debugging: drop chunks, halving them when none can go), within a budget of runs.
+// shrinkChaos cuts steps down to a shortest sequence that still breaks the same invariant at
+// the same kind of step (delta debugging: drop chunks, halving them when none can go), within
+// a budget of runs, and runs the result once more: what it prints has failed twice so.
 func shrinkChaos(t *testing.T, mode chaosMode, steps []chaosStep, failure *chaosFailure, pluginDir string, stats *chaosStats) ([]chaosStep, *chaosFailure) {
 	t.Helper()
 	const budget, timeBudget = 60, 15 * time.Minute
 	started := time.Now()
 	seq := upTo(steps, failure.Step)
+	kind := failure.kind(steps)
 	runs := 0
 	try := func(candidate []chaosStep) bool {
 		runs++
 		f := runChaos(t, mode, candidate, pluginDir, stats.shrinking())
-		if f == nil || f.Invariant != failure.Invariant {
+		if !f.same(failure.Invariant, kind, candidate) {
 			return false
 		}
 		seq, failure = upTo(candidate, f.Step), f
@@ -238,7 +276,25 @@ func shrinkChaos(t *testing.T, mode chaosMode, steps []chaosStep, failure *chaos
 		}
 	}
 	t.Logf("shrinking took %d runs and %v", runs, time.Since(started).Round(time.Second))
+	if again := runChaos(t, mode, seq, pluginDir, stats.shrinking()); !again.same(failure.Invariant, kind, seq) {
+		t.Errorf("the shrunk sequence did not fail the same way when run again: %v", again)
+	}
 	return seq, failure
+}
+
+// kind is the kind of step f failed at (stepConverge for the final convergence).
+func (f *chaosFailure) kind(steps []chaosStep) stepKind {
+	for _, s := range steps {
+		if s.N == f.Step {
+			return s.Kind
+		}
+	}
+	return stepConverge
+}
+
+// same tells whether f (nil: no failure) broke invariant at a step of kind, in steps.
+func (f *chaosFailure) same(invariant string, kind stepKind, steps []chaosStep) bool {
+	return f != nil && f.Invariant == invariant && f.kind(steps) == kind
 }
 
 // upTo is steps up to and including the step numbered n (all of them for 0, the convergence).
