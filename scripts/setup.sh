@@ -4,7 +4,10 @@
 #               valkey-server, valkey-tools and valkey-sentinel (Debian bookworm: from
 #               bookworm-backports; elsewhere the distribution's own), redis-server (the
 #               compatibility check), what building Valkey takes (build-essential, libssl-dev,
-#               pkg-config) and unzip (the release check). Elsewhere it says what to install.
+#               pkg-config, debian-archive-keyring) and unzip (the release check). Elsewhere it
+#               says what to install.
+#   valkey      checks that valkey-server and valkey-cli are there (VALKEY_SERVER or PATH), and
+#               says what to install when they are not: it installs nothing
 #   valkey@X.Y  Valkey 8.1.1 (8.1, trixie) or 9.1.2 (9.1, sid) built from Debian's source
 #               package into $BIN_DIR/valkey-RELEASE/ (valkey-server, valkey-cli, and
 #               valkey-sentinel, which is valkey-server under that name); needs apt-get (to
@@ -114,7 +117,16 @@ SRC
     valkey=("${valkey[@]/#/bookworm-backports/}")
   fi
   apt_install "${valkey[@]}"
-  apt_install redis-server build-essential libssl-dev pkg-config unzip
+  # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
+  apt_install redis-server build-essential libssl-dev pkg-config unzip debian-archive-keyring
+}
+
+# install_valkey checks for a server and its client; installing them is make deps' (or yours).
+install_valkey() {
+  local server
+  server=$(found_server) && { [ -n "${VALKEY_SERVER:-}" ] || command -v valkey-cli >/dev/null; } && return 0
+  log "no valkey-server and valkey-cli on PATH (or VALKEY_SERVER): $(install_hint valkey-server)"
+  return 1
 }
 
 # install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
@@ -139,7 +151,10 @@ install_valkey_built() {
     set -euo pipefail
     cd "$work"
     mkdir -p lists/partial cache/archives/partial
-    echo "deb-src http://deb.debian.org/debian $suite main" >sources.list
+    # Debian's archive key (on Ubuntu from its debian-archive-keyring package, make deps) signs the index.
+    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=''
+    [ -r "$keyring" ] && signed="[signed-by=$keyring] "
+    echo "deb-src ${signed}http://deb.debian.org/debian $suite main" >sources.list
     apt=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
     quietly apt-get "${apt[@]}" update
@@ -156,6 +171,13 @@ install_valkey_built() {
   ) || status=$?
   rm -rf "$work"
   return "$status"
+}
+
+# from_path NAME BIN VERSION: NAME on PATH (a setup action's, in the workflows) reports VERSION:
+# it becomes the cached BIN, and nothing is built.
+from_path() {
+  local path
+  path=$(command -v "$1") && [ ! "$path" -ef "$2" ] && has_version "$path" "$3" && ln -sf "$path" "$2"
 }
 
 # has_version BIN VERSION: BIN runs and reports VERSION on its first line. (The output is
@@ -177,6 +199,7 @@ install_terraform() {
   local version=${1:-$TERRAFORM_VERSION} bin
   bin=$(tool_path terraform "$version")
   has_version "$bin" "$version" && return 0
+  from_path terraform "$bin" "$version" && return 0
   if hashicorp_releases; then
     log "downloading Terraform $version from releases.hashicorp.com (hc-install)"
     local dir status=0
@@ -235,6 +258,7 @@ install_tofu() {
   local version=${1:-$TOFU_VERSION} bin dir
   bin=$(tool_path tofu "$version")
   has_version "$bin" "$version" && return 0
+  from_path tofu "$bin" "$version" && return 0
   log "building OpenTofu $version from the Go module proxy (about 3 minutes, cached afterwards)"
   # `go install` refuses the module (it has replace directives); building inside it works.
   dir=$(cd /tmp && GOFLAGS= go mod download -json "github.com/opentofu/opentofu@v$version" 2>>"$LOG" \
@@ -247,6 +271,9 @@ install_lint() {
   local out
   [ -x "$BIN_DIR/golangci-lint" ] && out=$("$BIN_DIR/golangci-lint" version 2>/dev/null) \
     && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] && return 0
+  local path
+  path=$(command -v golangci-lint) && out=$("$path" version 2>/dev/null) && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] \
+    && ln -sf "$path" "$BIN_DIR/golangci-lint" && return 0
   log "building golangci-lint $GOLANGCI_LINT_VERSION from the Go module proxy (2-4 minutes, cached afterwards)"
   GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
 }
@@ -256,6 +283,9 @@ install_goreleaser() {
   bin=$(tool_path goreleaser "$GORELEASER_VERSION")
   [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) \
     && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0
+  local path
+  path=$(command -v goreleaser) && out=$("$path" --version 2>/dev/null) && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" \
+    && ln -sf "$path" "$bin" && return 0
   log "building goreleaser $GORELEASER_VERSION from the Go module proxy (3-6 minutes, cached afterwards)"
   gobin=$(mktemp -d)
   GOBIN="$gobin" GOFLAGS= quietly go install -trimpath -ldflags "-X main.version=$GORELEASER_VERSION" \
@@ -295,7 +325,7 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    deps | terraform | tofu | lint | goreleaser | actionlint | opa | gotestsum) "install_$t" ;;
+    valkey | deps | terraform | tofu | lint | goreleaser | actionlint | opa | gotestsum) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;

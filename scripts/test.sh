@@ -245,23 +245,24 @@ wants chaos && background+=("$FAULT_MATRIX_CLI")
 wants registry && background+=($REGISTRY_CLIS)
 wants modules && background+=($MODULE_TEST_CLIS)
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-# Each once; OpenTofu builds in the foreground, below, and a CLI on PATH (or
-# TF_ACC_TERRAFORM_PATH) of the version asked for is not installed.
+# The gates' tools install in the foreground, below (tofu: the gates' HCL format).
+foreground=()
+wants gates && foreground+=(tofu lint goreleaser actionlint)
+wants registry && ! wants gates && foreground+=(goreleaser)
+# Each once, and not what the foreground installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
+# the version asked for is not installed.
 mapfile -t background < <(for e in "${background[@]}"; do
   [[ "$e" == *@* && "$e" != *@path ]] && found_cli "${e%%@*}" "${e#*@}" >/dev/null && continue
   echo "$e"
-done | awk -v tofu="tofu@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
+done | awk -v tofu="${foreground[0]:-}@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
   SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
   background_pid=$!
 fi
-if wants gates || wants acc || wants faults; then
-  scripts/setup.sh tofu lint goreleaser actionlint >/dev/null # tofu: the gates' HCL format, and a CLI lane
-  record "setup (gates' tools, OpenTofu)" $?
-elif wants registry || wants modules; then
-  scripts/setup.sh tofu goreleaser >/dev/null
-  record "setup (OpenTofu, goreleaser)" $?
+if [ ${#foreground[@]} -gt 0 ]; then
+  scripts/setup.sh "${foreground[@]}" >/dev/null
+  record "setup (${foreground[*]})" $?
 fi
 # wait_background records the background installs once, when something first needs them.
 wait_background() {
