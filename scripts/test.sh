@@ -280,6 +280,7 @@ if wants gates; then
   step "golangci-lint" scripts/lint.sh
   step "goreleaser" scripts/release-check.sh
   step "actionlint, workflow targets" scripts/check-workflows.sh
+  step "cross-compiled release platforms" scripts/crosscheck.sh
 fi
 
 if wants unit; then
