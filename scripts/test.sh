@@ -107,8 +107,11 @@ gotest() {
   while [ "$1" != -- ]; do env+=("$1"); shift; done
   shift
   say "$name"
+  # ARGS are go test's, or --raw-command -- and a command that prints go test -json.
+  local args=(-- -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@")
+  [ "${1:-}" = --raw-command ] && args=("$@")
   env "${env[@]}" "$gotestsum" --format pkgname --format-hide-empty-pkg --hide-summary=skipped \
-    --jsonfile "${log%.log}.json" -- -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@" 2>&1 | tee "$log" || status=$?
+    --jsonfile "${log%.log}.json" "${args[@]}" 2>&1 | tee "$log" || status=$?
   lane_summary "$name" "${log%.log}.json" >>"$summary"
   [ "$status" = 0 ] || { failed=1; echo "  full output: $log, ${log%.log}.json" >>"$summary"; }
 }
@@ -205,7 +208,27 @@ cli_lane() {
   fi
   local env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin" "VALKEY_SERVER=$(valkey_server_path "$cli_valkey")")
   [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
-  gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- "$@" ./internal/provider/...
+  provider_tests || { echo "$cli_name$name: FAILED: the test binary of internal/provider did not build" >>"$summary"; failed=1; return; }
+  # The binary runs in its package's folder, as go test runs it; -run and -skip become its flags.
+  local args=() a
+  for a in "$@"; do case "$a" in -run | -skip) args+=("-test.${a#-}") ;; *) args+=("$a") ;; esac; done
+  gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- \
+    --raw-command -- sh -c 'cd "$0" && exec "$@"' internal/provider go tool test2json -t -p "$provider_pkg" \
+    "$provider_test" -test.v=test2json -test.timeout "${GO_TEST_TIMEOUT:-40m}" "${args[@]}"
+}
+
+# provider_tests builds the test binary of internal/provider once, for every CLI lane: the
+# lanes differ in their environment and flags, not in their code.
+provider_pkg=github.com/echomq/terraform-provider-valkey/internal/provider
+provider_test=$PWD/build/provider.test
+provider_built=''
+provider_tests() {
+  if [ -z "$provider_built" ]; then
+    say "the test binary of internal/provider (every CLI lane runs it)"
+    go test -c -o "$provider_test" ./internal/provider && provider_built=ok || provider_built=failed
+    record "build (internal/provider tests)" "$([ "$provider_built" = ok ] && echo 0 || echo 1)"
+  fi
+  [ "$provider_built" = ok ]
 }
 
 say "setup"
@@ -245,25 +268,35 @@ wants chaos && background+=("$FAULT_MATRIX_CLI")
 wants registry && background+=($REGISTRY_CLIS)
 wants modules && background+=($MODULE_TEST_CLIS)
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-# The gates' tools install in the foreground, below (tofu: the gates' HCL format).
-foreground=()
-wants gates && foreground+=(tofu lint goreleaser actionlint)
-wants registry && ! wants gates && foreground+=(goreleaser)
-# Each once, and not what the foreground installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
+# The gates' tools install in a stream of their own (tofu: the gates' HCL format, and a CLI).
+gate_tools=()
+wants gates && gate_tools+=(tofu lint goreleaser actionlint)
+wants registry && ! wants gates && gate_tools+=(goreleaser)
+# Each once, and not what the gates' stream installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
 # the version asked for is not installed.
 mapfile -t background < <(for e in "${background[@]}"; do
   [[ "$e" == *@* && "$e" != *@path ]] && found_cli "${e%%@*}" "${e#*@}" >/dev/null && continue
   echo "$e"
-done | awk -v tofu="${foreground[0]:-}@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
+done | awk -v tofu="${gate_tools[0]:-}@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
   SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
   background_pid=$!
 fi
-if [ ${#foreground[@]} -gt 0 ]; then
-  scripts/setup.sh "${foreground[@]}" >/dev/null
-  record "setup (${foreground[*]})" $?
+tools_pid=''
+if [ ${#gate_tools[@]} -gt 0 ]; then
+  SETUP_LOG=$PWD/build/setup-tools.log scripts/setup.sh "${gate_tools[@]}" >/dev/null &
+  tools_pid=$!
 fi
+# wait_tools records the gates' tools once, when a step first needs them.
+wait_tools() {
+  if [ -n "$tools_pid" ]; then
+    local status=0
+    wait "$tools_pid" || status=$?
+    record "setup (${gate_tools[*]})" "$status"
+    tools_pid=''
+  fi
+}
 # wait_background records the background installs once, when something first needs them.
 wait_background() {
   if [ -n "$background_pid" ]; then
@@ -273,15 +306,6 @@ wait_background() {
     background_pid=''
   fi
 }
-
-if wants gates; then
-  step "gofmt" scripts/fmt.sh check
-  step "go vet" go vet ./...
-  step "golangci-lint" scripts/lint.sh
-  step "goreleaser" scripts/release-check.sh
-  step "actionlint, workflow targets" scripts/check-workflows.sh
-  step "cross-compiled release platforms" scripts/crosscheck.sh
-fi
 
 if wants unit; then
   # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
@@ -297,8 +321,21 @@ if wants unit; then
   done
 fi
 
+# The server tier ran beside the builds (it waits on servers more than on the CPU); the gates
+# come next, once their tools are there.
+wait_tools
+if wants gates; then
+  step "gofmt" scripts/fmt.sh check
+  step "go vet" go vet ./...
+  step "golangci-lint" scripts/lint.sh
+  step "goreleaser" scripts/release-check.sh
+  step "actionlint, workflow targets" scripts/check-workflows.sh
+  step "cross-compiled release platforms" scripts/crosscheck.sh
+fi
+
 wait_background
 wait_builds
+wait_tools
 if wants gates; then
   step "docs up to date" scripts/generate.sh check
 fi
