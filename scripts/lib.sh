@@ -84,12 +84,15 @@ server_version() {
   sed -n 's/^.* v=\([0-9][0-9.]*\) .*$/\1/p' <<<"$out" | sed -n 1p
 }
 
+# have PROGRAM prints the program PATH (or a path) names, when it is an executable file.
+have() {
+  local bin
+  bin=$(command -v "$1") && [ -f "$bin" ] && [ -x "$bin" ] && echo "$bin"
+}
+
 # found_server prints the server the tests find by themselves ($VALKEY_SERVER, or valkey-server
 # on PATH), or fails.
-found_server() {
-  local bin
-  bin=$(command -v "${VALKEY_SERVER:-valkey-server}") && [ -f "$bin" ] && [ -x "$bin" ] && echo "$bin"
-}
+found_server() { have "${VALKEY_SERVER:-valkey-server}"; }
 
 # valkey_server_path WORD prints the valkey-server of a VALKEY_VERSIONS word (the build's path
 # may not exist yet: setup.sh valkey@X.Y makes it); it fails for a version neither found nor built.

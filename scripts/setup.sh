@@ -95,7 +95,7 @@ install_deps() {
   if [[ "$ids" != *" debian "* && "$ids" != *" ubuntu "* ]] || ! command -v apt-get >/dev/null; then
     local p missing=0
     for p in valkey-server valkey-cli valkey-sentinel redis-server; do
-      command -v "$p" >/dev/null || { log "no $p on PATH: $(install_hint "$p")"; missing=1; }
+      have "$p" >/dev/null || { log "no $p on PATH: $(install_hint "$p")"; missing=1; }
     done
     [ "$missing" = 0 ] || log "make deps installs packages on Debian and Ubuntu only: install the above yourself"
     return "$missing"
@@ -124,7 +124,7 @@ SRC
 # install_valkey checks for a server and its client; installing them is make deps' (or yours).
 install_valkey() {
   local server
-  server=$(found_server) && { [ -n "${VALKEY_SERVER:-}" ] || command -v valkey-cli >/dev/null; } && return 0
+  server=$(found_server) && { [ -n "${VALKEY_SERVER:-}" ] || have valkey-cli >/dev/null; } && return 0
   log "no valkey-server and valkey-cli on PATH (or VALKEY_SERVER): $(install_hint valkey-server)"
   return 1
 }
