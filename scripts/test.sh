@@ -116,31 +116,33 @@ gotest() {
   [ "$status" = 0 ] || { failed=1; echo "  full output: $log, ${log%.log}.json" >>"$summary"; }
 }
 
-# lane_summary NAME JSON: the lane's line of the summary (passed, skipped, failed), then each
-# skip reason (a skipped test's last line) with the tests it covers, from gotestsum's own
-# summary of the lane's -json stream.
+# lane_summary NAME JSON: the lane's line of the summary (tests passed, skipped, failed, and
+# packages that failed to build or outside any test), counted in the lane's -json stream, then
+# each skip reason (a skipped test's last line) with the tests it covers, from gotestsum's own
+# summary of that stream.
 lane_summary() {
-  "$gotestsum" --format dots --hide-summary=failed,errors --raw-command -- cat "$2" 2>/dev/null \
-    | awk -v name="$1" '
+  local count
+  count() { grep -c "\"Action\":\"$1\",\"Package\":\"[^\"]*\",$2" "$json" || true; }
+  local json=$2 passed skipped failed broken packages
+  passed=$(count pass '"Test":') skipped=$(count skip '"Test":') failed=$(count fail '"Test":')
+  broken=$(grep -c '"Action":"build-fail"' "$json" || true) packages=$(count fail '"Elapsed"')
+  printf '%s: %d passed, %d skipped, %d failed' "$1" "$passed" "$skipped" "$failed"
+  [ "$broken" = 0 ] || printf ', %d packages did not build' "$broken"
+  [ "$failed" != 0 ] || [ "$packages" -le "$broken" ] || printf ', %d packages failed outside any test' "$((packages - broken))"
+  printf '\n'
+  "$gotestsum" --format dots --hide-summary=failed,errors --raw-command -- cat "$json" 2>/dev/null \
+    | awk '
       function flush() { if (test != "") { n[reason]++; if (n[reason] <= 6) names[reason] = names[reason] " " test } test = "" }
       /^=== Skipped/ { skipped = 1; next }
-      /^DONE / {
-        flush(); skipped = 0
-        total = $2; s = 0; f = 0; e = 0
-        if (match($0, /[0-9]+ skipped/)) s = substr($0, RSTART, RLENGTH) + 0
-        if (match($0, /[0-9]+ failures?/)) f = substr($0, RSTART, RLENGTH) + 0
-        if (match($0, /[0-9]+ errors?/)) e = substr($0, RSTART, RLENGTH) + 0
-        next
-      }
+      /^DONE / { flush(); skipped = 0; next }
       skipped && /^=== SKIP: / { flush(); test = $4; reason = "(no reason given)"; next }
       skipped && NF { line = $0; sub(/^[ \t]+/, "", line); sub(/^[A-Za-z0-9_.-]+\.go:[0-9]+: /, "", line); reason = line }
-      END {
-        printf "%s: %d passed, %d skipped, %d failed", name, total - s - f, s, f
-        if (e > 0) printf ", %d packages failed outside any test (build, TestMain)", e
-        printf "\n"
-        for (r in n) printf "  skipped %d: %s\n   %s%s\n", n[r], r, names[r], (n[r] > 6 ? " and " (n[r] - 6) " more" : "")
-      }'
+      END { for (r in n) printf "  skipped %d: %s\n   %s%s\n", n[r], r, names[r], (n[r] > 6 ? " and " (n[r] - 6) " more" : "") }' \
+    | sort_reasons
 }
+
+# sort_reasons orders the two-line skip entries by reason.
+sort_reasons() { paste -d '\t' - - | sort | tr '\t' '\n'; }
 
 # resolve_cli ENTRY sets cli_bin, cli_name and cli_host, or cli_skip with the reason.
 resolve_cli() {
