@@ -52,8 +52,7 @@ fi
 progress "using $cli ($v)"
 
 if ! command -v valkey-server >/dev/null || ! command -v valkey-cli >/dev/null; then
-  progress "installing valkey-server from bookworm-backports (about a minute, once)"
-  scripts/setup.sh valkey >/dev/null 2>>"$log" || failed "installing valkey-server"
+  failed "finding valkey-server and valkey-cli on PATH: install them ($(install_hint valkey-server))"
 fi
 
 # A free loopback port: nothing answers a connection to it.

@@ -32,7 +32,8 @@ else
 fi
 echo "release-check: v$version, with $(wc -l <"$out/release-notes.md" | tr -d ' ') lines of release notes from CHANGELOG.md"
 
-# The same configuration, limited to two targets so that the gate takes a minute, not ten, and
+# The same configuration, limited to two targets so that the gate links two release binaries,
+# not thirteen (scripts/crosscheck.sh builds the provider for each system of the release), and
 # versioned as the release it stands for (a snapshot would be 0.0.0-SNAPSHOT-<commit>).
 ci_config=$out/goreleaser-ci.yml
 awk '

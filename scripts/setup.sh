@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs what the tests, the gates and the demo need, only when it is missing, and caches it:
-#   valkey      valkey-server 8.0.x (+ valkey-tools, valkey-sentinel) from Debian bookworm-backports
-#   redis       redis-server 7.0 from bookworm (the door's compatibility check)
+# Installs what the tests, the gates and the demo need, only when it is missing, and caches it.
+#   deps        the one step that installs system packages (make deps), on Debian and Ubuntu:
+#               valkey-server, valkey-tools and valkey-sentinel (Debian bookworm: from
+#               bookworm-backports; elsewhere the distribution's own), redis-server (the
+#               compatibility check), what building Valkey takes (build-essential, libssl-dev,
+#               pkg-config, debian-archive-keyring) and unzip (the release check). Elsewhere it
+#               says what to install.
+#   valkey      checks that valkey-server and valkey-cli are there (VALKEY_SERVER or PATH), and
+#               says what to install when they are not: it installs nothing
 #   valkey@X.Y  Valkey 8.1.1 (8.1, trixie) or 9.1.2 (9.1, sid) built from Debian's source
 #               package into $BIN_DIR/valkey-RELEASE/ (valkey-server, valkey-cli, and
-#               valkey-sentinel, which is valkey-server under that name); valkey@8.0 is `valkey`
-#   build-deps  what building Valkey takes (build-essential, libssl-dev, pkg-config)
+#               valkey-sentinel, which is valkey-server under that name); needs apt-get (to
+#               fetch the source with an apt state of its own) and the build tools of make deps
 #   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
 #                        module proxy into $BIN_DIR/terraform-VERSION; releases >= 1.6 with their
 #                        nested modules at the release commit (build_terraform_nested; 1.16.4)
@@ -14,11 +20,13 @@
 #   goreleaser  goreleaser $GORELEASER_VERSION (scripts/lib.sh) into $BIN_DIR/goreleaser-VERSION
 #   actionlint  actionlint $ACTIONLINT_VERSION, the workflows' gate (scripts/check-workflows.sh)
 #   opa         the Open Policy Agent that evaluates examples/policy in the tests
-# Prints one progress line per install and the cache directory on stdout; the package
-# managers' and the Go toolchain's own output goes to build/setup.log, whose path is printed
-# when an install fails. Instant when everything is there.
+#   gotestsum   gotestsum $GOTESTSUM_VERSION (scripts/lib.sh), which runs every go test lane
+# The tools are built with -trimpath into the tool cache, beside the Valkey builds. Prints one
+# progress line per install and the cache directory on stdout; the package managers' and the
+# Go toolchain's own output goes to build/setup.log, whose path is printed when an install
+# fails. Instant when everything is there. Only `deps` installs system packages.
 #
-# Usage: scripts/setup.sh TARGET...   (no target = valkey redis terraform tofu)
+# Usage: scripts/setup.sh TARGET...   (no target = terraform tofu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,44 +66,74 @@ without_service_start() {
   return "$status"
 }
 
-install_valkey() {
-  if command -v valkey-server >/dev/null && valkey-server --version | grep -q 'v=8\.' \
-    && command -v valkey-cli >/dev/null && command -v valkey-sentinel >/dev/null; then
-    return 0
+# os_ids prints the ID, ID_LIKE and VERSION_CODENAME words of /etc/os-release.
+os_ids() {
+  [ -r /etc/os-release ] && (. /etc/os-release && echo "${ID:-} ${ID_LIKE:-} ${VERSION_CODENAME:-}")
+}
+
+# apt_install PACKAGE...: installs the packages that are missing (SUITE/PACKAGE from a suite),
+# without starting a service.
+apt_install() {
+  local p target=() names=()
+  for p in "$@"; do
+    dpkg -s "${p#*/}" >/dev/null 2>&1 && continue
+    [[ "$p" == */* ]] && target=(-t "${p%%/*}")
+    names+=("${p#*/}")
+  done
+  [ ${#names[@]} -gt 0 ] || return 0
+  log "installing ${names[*]}"
+  quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${target[@]}" "${names[@]}" \
+    || { quietly as_root apt-get update \
+      && quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${target[@]}" "${names[@]}"; }
+}
+
+# install_deps installs the system packages the tests and the builds need, on Debian and
+# Ubuntu; elsewhere it checks that the servers are there and says what to install if not.
+install_deps() {
+  local ids
+  ids=" $(os_ids) "
+  if [[ "$ids" != *" debian "* && "$ids" != *" ubuntu "* ]] || ! command -v apt-get >/dev/null; then
+    local p missing=0
+    for p in valkey-server valkey-cli valkey-sentinel redis-server; do
+      have "$p" >/dev/null || { log "no $p on PATH: $(install_hint "$p")"; missing=1; }
+    done
+    [ "$missing" = 0 ] || log "make deps installs packages on Debian and Ubuntu only: install the above yourself"
+    return "$missing"
   fi
-  log "installing valkey-server 8.0 from bookworm-backports (about a minute)"
-  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-    as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<'SRC'
+  local valkey=(valkey-server valkey-tools valkey-sentinel)
+  if [[ "$ids" == *" bookworm "* ]]; then
+    # Bookworm's Valkey is in bookworm-backports only.
+    if ! dpkg -s "${valkey[@]}" >/dev/null 2>&1 && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+      log "adding bookworm-backports to the apt sources (Valkey)"
+      as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
+      quietly as_root apt-get update
+    fi
+    valkey=("${valkey[@]/#/bookworm-backports/}")
   fi
-  quietly as_root apt-get update
-  quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -t bookworm-backports valkey-server valkey-tools valkey-sentinel
+  if [[ "$ids" == *" bookworm "* ]] || apt-cache show valkey-server >/dev/null 2>&1 \
+    || { quietly as_root apt-get update && apt-cache show valkey-server >/dev/null 2>&1; }; then
+    apt_install "${valkey[@]}"
+  else
+    # An older release (Ubuntu 22.04, Debian bullseye) has no Valkey: the builds of 8.1 and 9.1
+    # serve the tests instead (make test VALKEY_VERSIONS=9.1).
+    log "this system's apt has no valkey-server: use make test VALKEY_VERSIONS=9.1 (built here), or install Valkey yourself"
+  fi
+  # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
+  apt_install redis-server build-essential libssl-dev pkg-config unzip debian-archive-keyring
 }
 
-install_redis() {
-  if command -v redis-server >/dev/null && redis-server --version | grep -q 'v=7\.'; then
-    return 0
-  fi
-  log "installing redis-server 7.0 from bookworm (compatibility check)"
-  quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server \
-    || { quietly as_root apt-get update \
-      && quietly without_service_start as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
-}
-
-# install_build-deps installs what building Valkey takes: a C toolchain, OpenSSL's headers.
-install_build-deps() {
-  local deps=(build-essential libssl-dev pkg-config)
-  dpkg -s "${deps[@]}" >/dev/null 2>&1 && return 0
-  log "installing ${deps[*]} (to build Valkey)"
-  quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}" \
-    || { quietly as_root apt-get update \
-      && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y "${deps[@]}"; }
+# install_valkey checks for a server and its client; installing them is make deps' (or yours).
+install_valkey() {
+  local server
+  server=$(found_server) && { [ -n "${VALKEY_SERVER:-}" ] || have valkey-cli >/dev/null; } && return 0
+  log "no valkey-server and valkey-cli on PATH (or VALKEY_SERVER): $(install_hint valkey-server)"
+  return 1
 }
 
 # install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
@@ -111,14 +149,19 @@ install_valkey_built() {
     return 0
   fi
   log "building Valkey $release from Debian $suite's source package (about a minute on two cores, cached afterwards)"
-  install_build-deps || return 1
+  command -v apt-get >/dev/null || { log "building Valkey $release takes apt-get (Debian, Ubuntu); elsewhere install Valkey $1 and set VALKEY_SERVER"; return 1; }
+  command -v make >/dev/null && command -v cc >/dev/null && command -v pkg-config >/dev/null \
+    || { log "building Valkey $release takes a C toolchain and OpenSSL's headers: make deps installs them"; return 1; }
   local work status=0 apt uri name size hash
   work=$(mktemp -d)
   (
     set -euo pipefail
     cd "$work"
     mkdir -p lists/partial cache/archives/partial
-    echo "deb-src http://deb.debian.org/debian $suite main" >sources.list
+    # Debian's archive key (on Ubuntu from its debian-archive-keyring package, make deps) signs the index.
+    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=''
+    [ -r "$keyring" ] && signed="[signed-by=$keyring] "
+    echo "deb-src ${signed}http://deb.debian.org/debian $suite main" >sources.list
     apt=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
     quietly apt-get "${apt[@]}" update
@@ -137,6 +180,13 @@ install_valkey_built() {
   return "$status"
 }
 
+# from_path NAME BIN VERSION: NAME on PATH (a setup action's, in the workflows) reports VERSION:
+# it becomes the cached BIN, and nothing is built.
+from_path() {
+  local path
+  path=$(command -v "$1") && [ ! "$path" -ef "$2" ] && has_version "$path" "$3" && ln -sf "$path" "$2"
+}
+
 # has_version BIN VERSION: BIN runs and reports VERSION on its first line. (The output is
 # captured first: under pipefail, a reader that stops early would fail the pipeline.)
 has_version() {
@@ -144,15 +194,34 @@ has_version() {
   [ -x "$1" ] && out=$("$1" version 2>/dev/null) && [[ "${out%%$'\n'*}" == *"v$2"* ]]
 }
 
+# hashicorp_releases succeeds when HashiCorp's release site answers.
+hashicorp_releases() {
+  command -v curl >/dev/null && curl -fsS -o /dev/null --max-time 10 https://releases.hashicorp.com/terraform/ 2>/dev/null
+}
+
+# install_terraform [VERSION]: from HashiCorp's releases where the machine reaches them, with
+# hc-install, the installer (and version, go.mod) terraform-plugin-testing downloads with, which
+# verifies HashiCorp's signature; else built from the Go module proxy.
 install_terraform() {
   local version=${1:-$TERRAFORM_VERSION} bin
   bin=$(tool_path terraform "$version")
   has_version "$bin" "$version" && return 0
+  from_path terraform "$bin" "$version" && return 0
+  if hashicorp_releases; then
+    log "downloading Terraform $version from releases.hashicorp.com (hc-install)"
+    local dir status=0
+    dir=$(mktemp -d)
+    quietly go build -trimpath -o "$dir/hc-install" github.com/hashicorp/hc-install/cmd/hc-install \
+      && quietly "$dir/hc-install" install -version "$version" -path "$dir" terraform \
+      && mv "$dir/terraform" "$bin" || status=$?
+    rm -rf "$dir"
+    return "$status"
+  fi
   if ! version_at_least "$version" 1.6; then
     log "building Terraform $version from the Go module proxy (2-3 minutes, cached afterwards)"
     local gobin
     gobin=$(mktemp -d)
-    GOBIN="$gobin" GOFLAGS= quietly go install "github.com/hashicorp/terraform@v$version"
+    GOBIN="$gobin" GOFLAGS= quietly go install -trimpath "github.com/hashicorp/terraform@v$version"
     mv "$gobin/terraform" "$bin" && rmdir "$gobin"
     return 0
   fi
@@ -196,33 +265,37 @@ install_tofu() {
   local version=${1:-$TOFU_VERSION} bin dir
   bin=$(tool_path tofu "$version")
   has_version "$bin" "$version" && return 0
+  from_path tofu "$bin" "$version" && return 0
   log "building OpenTofu $version from the Go module proxy (about 3 minutes, cached afterwards)"
   # `go install` refuses the module (it has replace directives); building inside it works.
   dir=$(cd /tmp && GOFLAGS= go mod download -json "github.com/opentofu/opentofu@v$version" 2>>"$LOG" \
     | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   [ -n "$dir" ] || { log "could not download github.com/opentofu/opentofu@v$version (see $LOG)"; return 1; }
-  (cd "$dir" && GOFLAGS= quietly go build -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$bin" ./cmd/tofu)
+  (cd "$dir" && GOFLAGS= quietly go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$bin" ./cmd/tofu)
 }
 
 install_lint() {
   local out
   [ -x "$BIN_DIR/golangci-lint" ] && out=$("$BIN_DIR/golangci-lint" version 2>/dev/null) \
     && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] && return 0
+  local path
+  path=$(command -v golangci-lint) && out=$("$path" version 2>/dev/null) && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] \
+    && ln -sf "$path" "$BIN_DIR/golangci-lint" && return 0
   log "building golangci-lint $GOLANGCI_LINT_VERSION from the Go module proxy (2-4 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
 }
 
 install_goreleaser() {
-  # The release check lists the zips it makes.
-  command -v unzip >/dev/null || quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip \
-    || { quietly as_root apt-get update && quietly as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y unzip; }
   local bin out gobin
   bin=$(tool_path goreleaser "$GORELEASER_VERSION")
   [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) \
     && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0
+  local path
+  path=$(command -v goreleaser) && out=$("$path" --version 2>/dev/null) && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" \
+    && ln -sf "$path" "$bin" && return 0
   log "building goreleaser $GORELEASER_VERSION from the Go module proxy (3-6 minutes, cached afterwards)"
   gobin=$(mktemp -d)
-  GOBIN="$gobin" GOFLAGS= quietly go install -ldflags "-X main.version=$GORELEASER_VERSION" \
+  GOBIN="$gobin" GOFLAGS= quietly go install -trimpath -ldflags "-X main.version=$GORELEASER_VERSION" \
     "github.com/goreleaser/goreleaser/v2@v$GORELEASER_VERSION"
   mv "$gobin/goreleaser" "$bin" && rmdir "$gobin"
 }
@@ -232,7 +305,7 @@ install_actionlint() {
   [ -x "$BIN_DIR/actionlint" ] && out=$("$BIN_DIR/actionlint" -version 2>/dev/null) \
     && [[ "${out%%$'\n'*}" == "v$ACTIONLINT_VERSION" ]] && return 0
   log "building actionlint $ACTIONLINT_VERSION from the Go module proxy (under a minute, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
 }
 
 # install_opa builds the Open Policy Agent that evaluates examples/policy in the tests.
@@ -241,16 +314,26 @@ install_opa() {
   [ -x "$BIN_DIR/opa" ] && out=$("$BIN_DIR/opa" version 2>/dev/null) \
     && grep -qx "Version: $version" <<<"$out" && return 0
   log "building OPA $version from the Go module proxy (3-5 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install "github.com/open-policy-agent/opa@v$version"
+  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/open-policy-agent/opa@v$version"
+}
+
+# install_gotestsum builds gotestsum, which runs the go test lanes of scripts/test.sh.
+install_gotestsum() {
+  local bin out gobin
+  bin=$(tool_path gotestsum "$GOTESTSUM_VERSION")
+  [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) && [[ "$out" == *" v$GOTESTSUM_VERSION"* ]] && return 0
+  log "building gotestsum $GOTESTSUM_VERSION from the Go module proxy (under a minute, cached afterwards)"
+  gobin=$(mktemp -d)
+  GOBIN="$gobin" GOFLAGS= quietly go install -trimpath "gotest.tools/gotestsum@v$GOTESTSUM_VERSION"
+  mv "$gobin/gotestsum" "$bin" && rmdir "$gobin"
 }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(valkey redis terraform tofu)
+[ ${#targets[@]} -gt 0 ] || targets=(terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | redis | terraform | tofu | lint | goreleaser | actionlint | opa | build-deps) "install_$t" ;;
+    valkey | deps | terraform | tofu | lint | goreleaser | actionlint | opa | gotestsum) "install_$t" ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
-    valkey@8.0) install_valkey ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
   esac

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The runner behind `make test`, `make testacc`, `make gates`, `make testregistry`,
-# `make testmodules` and `make ci`: it installs what the chosen steps need, only when it is
-# missing, runs the steps, and ends with one summary: each gate, the unit and server tier, one
+# The runner behind `make test`, `make testacc`, `make testfaults`, `make chaos`,
+# `make testregistry`, `make testmodules`, `make gates` and `make ci`: it builds the tools the
+# chosen steps need (scripts/setup.sh, each only when missing; system packages are `make deps`'
+# alone), runs the steps, and ends with one summary: each gate, the unit and server tier, one
 # line per CLI of the matrix (passed, skipped with each reason, failed), the fault matrix, the
-# registry install, the module tests, and fuzzing. A failing step does not stop the later ones;
-# any failure fails the run. Full logs are kept under build/.
+# fault campaign, the registry install, the module tests, and fuzzing. gotestsum runs every go
+# test lane. A failing step does not stop the later ones; any failure fails the run. Full logs
+# are kept under build/ (build/test-*.json: each lane's go test -json).
 #
 # Usage: scripts/test.sh STEPS [CLI...]
 #   STEPS: comma-separated, in any order (they run in the order below), or all:
 #     gates   gofmt and tofu fmt, go vet, golangci-lint, goreleaser (make release-check),
-#             actionlint and the workflows' targets, docs up to date
+#             actionlint and the workflows, the cross-compiled provider and test binaries of
+#             every release platform, docs up to date
 #     unit    every package without TF_ACC: the unit tests and the server tests (real
-#             valkey-server processes on loopback), once per Valkey version of VALKEY_VERSIONS
+#             valkey-server processes on loopback), once per word of VALKEY_VERSIONS
 #     acc     the acceptance suite once per CLI, the fault matrix aside, on CLI_VALKEY_VERSION
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION
 #     chaos   the randomized fault campaign (TestChaos) on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION:
@@ -21,10 +24,17 @@
 #             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
 #     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
-#   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
+#   CLI:  terraform@VERSION | tofu@VERSION   the CLI of that version: TF_ACC_TERRAFORM_PATH or
+#                                            the one on PATH when it reports VERSION, else from
+#                                            HashiCorp's releases (Terraform, where reachable),
+#                                            else built from the Go module proxy (setup.sh)
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
-#   VALKEY_VERSIONS     the server versions of the unit step, words of 8.0 (the installed
-#                       package), 8.1, 9.1 (built by scripts/setup.sh valkey@X.Y); default 8.0
+#         Without CLIs: TF_ACC_TERRAFORM_PATH alone when it is set, else the acceptance CLIs of
+#         .github/cli-matrix.json, which also gives the defaults of FAULT_MATRIX_CLI,
+#         REGISTRY_CLIS and MODULE_TEST_CLIS.
+#   VALKEY_VERSIONS     the server versions of the unit step (scripts/lib.sh): path (the
+#                       server the tests find: $VALKEY_SERVER or valkey-server on PATH, the
+#                       default), or X.Y (on PATH at that version, else the build of 8.1 or 9.1)
 #   CLI_VALKEY_VERSION  the one server version the CLI lanes run on; default 9.1
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,12 +48,28 @@ for s in ${steps//,/ }; do
   [[ ",$all," == *",$s,"* ]] || { echo "test.sh: unknown step '$s' (steps: all, or some of $all)" >&2; exit 2; }
 done
 clis=("$@")
-read -ra valkey_versions <<<"${VALKEY_VERSIONS:-8.0}"
+if [ ${#clis[@]} = 0 ]; then
+  if [ -n "${TF_ACC_TERRAFORM_PATH:-}" ]; then clis=(env); else mapfile -t clis < <(cli_matrix acceptance); fi
+fi
+: "${FAULT_MATRIX_CLI:=$(cli_matrix faults | head -n 1)}" "${REGISTRY_CLIS:=$(cli_matrix registry | xargs)}" \
+  "${MODULE_TEST_CLIS:=$(cli_matrix modules | xargs)}"
+read -ra valkey_versions <<<"${VALKEY_VERSIONS:-path}"
 cli_valkey=${CLI_VALKEY_VERSION:-9.1}
-for v in "${valkey_versions[@]}" "$cli_valkey"; do
-  valkey_server_path "$v" >/dev/null || { echo "test.sh: unknown Valkey version '$v' (known: 8.0 8.1 9.1)" >&2; exit 2; }
-done
 wants() { [[ ",$steps," == *",$1,"* ]]; }
+cli_steps() { wants acc || wants faults || wants chaos || wants registry || wants modules; }
+# The servers first: without one, one message that says what to install here.
+server_words=()
+wants unit && server_words+=("${valkey_versions[@]}")
+cli_steps && server_words+=("$cli_valkey")
+for v in "${server_words[@]}"; do
+  valkey_server_path "$v" >/dev/null && continue
+  if [ "$v" = path ]; then
+    echo "test.sh: the server tests need a valkey-server (Valkey 7.2, 8.x or 9.x, or a redis-server 7 as VALKEY_SERVER) on PATH or as VALKEY_SERVER. Install it: $(install_hint valkey-server)" >&2
+  else
+    echo "test.sh: no valkey-server $v on PATH (or as VALKEY_SERVER), and scripts/setup.sh builds only 8.1 and 9.1: install Valkey $v ($(install_hint valkey-server)), or pick another version" >&2
+  fi
+  exit 2
+done
 # The fault matrix's test; the acceptance lanes leave it to the faults step. Likewise the
 # registry install and the module tests, which have steps (and CLIs) of their own.
 FAULT_MATRIX_TEST='^TestCLIReliability_faultMatrix$'
@@ -71,7 +97,9 @@ step() {
   "$@" || status=$?
   record "$name" "$status"
 }
-# gotest NAME LOG [ENV=VALUE...] -- ARGS...: `go test -json` through scripts/testsummary.
+gotestsum=$(tool_path gotestsum "$GOTESTSUM_VERSION")
+# gotest NAME LOG [ENV=VALUE...] -- ARGS...: one go test lane through gotestsum, which shows
+# each package and each failure, keeps the -json stream in LOG's .json, and sums the lane up.
 gotest() {
   local name=$1 log=$2 status=0
   shift 2
@@ -79,23 +107,63 @@ gotest() {
   while [ "$1" != -- ]; do env+=("$1"); shift; done
   shift
   say "$name"
-  env "${env[@]}" go test -json -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@" 2>&1 \
-    | go run ./scripts/testsummary -name "$name" -log "$log" -summary "$summary" || status=$?
-  [ "$status" = 0 ] || failed=1
+  # ARGS are go test's, or --raw-command -- and a command that prints go test -json.
+  local args=(-- -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@")
+  [ "${1:-}" = --raw-command ] && args=("$@")
+  env "${env[@]}" "$gotestsum" --format pkgname --format-hide-empty-pkg --hide-summary=skipped \
+    --jsonfile "${log%.log}.json" "${args[@]}" 2>&1 | tee "$log" || status=$?
+  lane_summary "$name" "${log%.log}.json" >>"$summary"
+  [ "$status" = 0 ] || { failed=1; echo "  full output: $log, ${log%.log}.json" >>"$summary"; }
 }
+
+# lane_summary NAME JSON: the lane's line of the summary (tests passed, skipped, failed, and
+# packages that failed to build or outside any test), counted in the lane's -json stream, then
+# each skip reason (a skipped test's last line) with the tests it covers, from gotestsum's own
+# summary of that stream.
+lane_summary() {
+  local count
+  count() { grep -c "\"Action\":\"$1\",\"Package\":\"[^\"]*\",$2" "$json" || true; }
+  local json=$2 passed skipped failed broken packages
+  passed=$(count pass '"Test":') skipped=$(count skip '"Test":') failed=$(count fail '"Test":')
+  broken=$(grep -c '"Action":"build-fail"' "$json" || true) packages=$(count fail '"Elapsed"')
+  printf '%s: %d passed, %d skipped, %d failed' "$1" "$passed" "$skipped" "$failed"
+  [ "$broken" = 0 ] || printf ', %d packages did not build' "$broken"
+  [ "$failed" != 0 ] || [ "$packages" -le "$broken" ] || printf ', %d packages failed outside any test' "$((packages - broken))"
+  printf '\n'
+  "$gotestsum" --format dots --hide-summary=failed,errors --raw-command -- cat "$json" 2>/dev/null \
+    | awk '
+      function flush() { if (test != "") { n[reason]++; if (n[reason] <= 6) names[reason] = names[reason] " " test } test = "" }
+      /^=== Skipped/ { skipped = 1; next }
+      /^DONE / { flush(); skipped = 0; next }
+      skipped && /^=== SKIP: / { flush(); test = $4; reason = "(no reason given)"; next }
+      skipped && NF { line = $0; sub(/^[ \t]+/, "", line); sub(/^[A-Za-z0-9_.-]+\.go:[0-9]+: /, "", line); reason = line }
+      END { for (r in n) printf "  skipped %d: %s\n   %s%s\n", n[r], r, names[r], (n[r] > 6 ? " and " (n[r] - 6) " more" : "") }' \
+    | sort_reasons
+}
+
+# sort_reasons orders the two-line skip entries by reason.
+sort_reasons() { paste -d '\t' - - | sort | tr '\t' '\n'; }
 
 # resolve_cli ENTRY sets cli_bin, cli_name and cli_host, or cli_skip with the reason.
 resolve_cli() {
-  local kind=${1%%@*} want=${1#*@} min
+  local kind=${1%%@*} want=${1#*@} min v
   cli_bin='' cli_name='' cli_host='' cli_skip=''
+  if [ "$1" = env ]; then # TF_ACC_TERRAFORM_PATH, as the user set it
+    kind=terraform want=path
+    [[ "$(basename "$TF_ACC_TERRAFORM_PATH")" == tofu* ]] && kind=tofu
+  fi
   case "$kind" in
     terraform) min=1.8 ;;
     tofu) min=1.6 cli_host=registry.opentofu.org ;;
     *) cli_skip="unknown CLI $1 (use terraform@VERSION, tofu@VERSION, terraform@path or tofu@path)"; return 1 ;;
   esac
-  if [ "$want" = path ]; then
+  if [ "$1" = env ]; then
+    cli_bin=$TF_ACC_TERRAFORM_PATH
+    v=$(cli_version "$cli_bin")
+    [ -n "$v" ] || { cli_skip="TF_ACC_TERRAFORM_PATH=$cli_bin reports no version"; return 1; }
+    cli_name="${kind^} $v (TF_ACC_TERRAFORM_PATH)"
+  elif [ "$want" = path ]; then
     cli_bin=$(command -v "$kind") || { cli_skip="no $kind on PATH"; return 0; }
-    local v
     v=$(cli_version "$cli_bin")
     if [ -z "$v" ] || ! version_at_least "$v" "$min"; then
       cli_skip="the $kind on PATH is ${v:-of unknown version}; the matrix takes a $kind on PATH from $min on"
@@ -106,13 +174,25 @@ resolve_cli() {
       return 0
     fi
     cli_name="${kind^} $v (on PATH)"
+  elif cli_bin=$(found_cli "$kind" "$want"); then
+    cli_name="${kind^} $want"
   else
-    scripts/setup.sh "$1" >/dev/null || { cli_skip="could not build $1"; return 1; }
+    # From HashiCorp's releases where reachable, else built from the Go module proxy.
+    scripts/setup.sh "$1" >/dev/null || { cli_skip="could not install $1 (see build/setup.log)"; return 1; }
     cli_bin=$(tool_path "$kind" "$want")
     cli_name="${kind^} $want"
   fi
   [ "$kind" = tofu ] && cli_name="OpenTofu ${cli_name#Tofu }"
   return 0
+}
+
+# found_cli KIND VERSION prints TF_ACC_TERRAFORM_PATH, or KIND on PATH, when it reports VERSION.
+found_cli() {
+  local bin
+  for bin in "${TF_ACC_TERRAFORM_PATH:-}" "$(command -v "$1")"; do
+    [ -n "$bin" ] && [[ "$(basename "$bin")" == "$1"* ]] && [ "$(cli_version "$bin")" = "$2" ] && { echo "$bin"; return 0; }
+  done
+  return 1
 }
 
 # cli_lane NAME ENTRY [ARGS...]: the provider's acceptance tests on one CLI of the matrix.
@@ -130,28 +210,44 @@ cli_lane() {
   fi
   local env=(TF_ACC=1 VALKEYTEST_REQUIRED=1 "TF_ACC_TERRAFORM_PATH=$cli_bin" "VALKEY_SERVER=$(valkey_server_path "$cli_valkey")")
   [ -n "$cli_host" ] && env+=("TF_ACC_PROVIDER_HOST=$cli_host")
-  gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- "$@" ./internal/provider/...
+  provider_tests || { echo "$cli_name$name: FAILED: the test binary of internal/provider did not build" >>"$summary"; failed=1; return; }
+  # The binary runs in its package's folder, as go test runs it; -run and -skip become its flags.
+  local args=() a
+  for a in "$@"; do case "$a" in -run | -skip) args+=("-test.${a#-}") ;; *) args+=("$a") ;; esac; done
+  gotest "$cli_name$name" "build/test-${entry/@/-}$(tr ' ,' '--' <<<"${name,,}").log" "${env[@]}" -- \
+    --raw-command -- sh -c 'cd "$0" && exec "$@"' internal/provider go tool test2json -t -p "$provider_pkg" \
+    "$provider_test" -test.v=test2json -test.timeout "${GO_TEST_TIMEOUT:-40m}" "${args[@]}"
+}
+
+# provider_tests builds the test binary of internal/provider once, for every CLI lane: the
+# lanes differ in their environment and flags, not in their code.
+provider_pkg=github.com/echomq/terraform-provider-valkey/internal/provider
+provider_test=$PWD/build/provider.test
+provider_built=''
+provider_tests() {
+  if [ -z "$provider_built" ]; then
+    say "the test binary of internal/provider (every CLI lane runs it)"
+    go test -c -o "$provider_test" ./internal/provider && provider_built=ok || provider_built=failed
+    record "build (internal/provider tests)" "$([ "$provider_built" = ok ] && echo 0 || echo 1)"
+  fi
+  [ "$provider_built" = ok ]
 }
 
 say "setup"
-# The servers and the modules first (so that no lane's JSON stream carries the go command's
+# gotestsum and the modules first (so that no lane's JSON stream carries the go command's
 # download lines). What the gates and the lanes need builds in the background meanwhile:
 # Terraform 1.16.4 alone downloads 2.4 GB of modules, which overlaps the gates and the unit
 # tier instead of waiting in line. The docs gate and the lanes wait for it.
-scripts/setup.sh valkey redis >/dev/null && go mod download
-record setup $?
+scripts/setup.sh gotestsum >/dev/null && go mod download
+record "setup (gotestsum)" $?
 # The Valkey builds (about a minute each, cold) run beside the gates and the first server tier.
 builds=()
-if wants unit; then
-  for v in "${valkey_versions[@]}"; do [ "$v" = 8.0 ] || builds+=("valkey@$v"); done
-fi
-# Every CLI lane (acc, faults, chaos, registry, modules) starts CLI_VALKEY_VERSION.
-if { wants acc || wants faults || wants chaos || wants registry || wants modules; } && [ "$cli_valkey" != 8.0 ] && [[ " ${builds[*]} " != *" valkey@$cli_valkey "* ]]; then
-  builds+=("valkey@$cli_valkey")
-fi
+for v in "${server_words[@]}"; do
+  b=$(valkey_build "$v")
+  [ -n "$b" ] && [[ " ${builds[*]} " != *" $b "* ]] && builds+=("$b")
+done
 builds_pid=''
 if [ ${#builds[@]} -gt 0 ]; then
-  scripts/setup.sh build-deps >/dev/null # apt, before any other install may hold its lock
   SETUP_LOG=$PWD/build/setup-valkey.log scripts/setup.sh "${builds[@]}" >/dev/null &
   builds_pid=$!
 fi
@@ -170,25 +266,39 @@ if wants acc || wants faults; then
   background+=("${clis[@]}")
   wants faults && background+=("$FAULT_MATRIX_CLI")
 fi
-wants chaos && [[ " ${background[*]} " != *" $FAULT_MATRIX_CLI "* ]] && background+=("$FAULT_MATRIX_CLI")
+wants chaos && background+=("$FAULT_MATRIX_CLI")
 wants registry && background+=($REGISTRY_CLIS)
 wants modules && background+=($MODULE_TEST_CLIS)
 wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-# Each once; OpenTofu builds in the foreground, below, and a CLI on PATH is not built.
-mapfile -t background < <(printf '%s\n' "${background[@]}" \
-  | awk -v tofu="tofu@$TOFU_VERSION" 'NF && $0 != tofu && $0 !~ /@path$/ && !seen[$0]++')
+# The gates' tools install in a stream of their own (tofu: the gates' HCL format, and a CLI).
+gate_tools=()
+wants gates && gate_tools+=(tofu lint goreleaser actionlint)
+wants registry && ! wants gates && gate_tools+=(goreleaser)
+# Each once, and not what the gates' stream installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
+# the version asked for is not installed.
+mapfile -t background < <(for e in "${background[@]}"; do
+  [[ "$e" == *@* && "$e" != *@path ]] && found_cli "${e%%@*}" "${e#*@}" >/dev/null && continue
+  echo "$e"
+done | awk -v tofu="${gate_tools[0]:-}@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
 background_pid=''
 if [ ${#background[@]} -gt 0 ]; then
   SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
   background_pid=$!
 fi
-if wants gates || wants acc || wants faults; then
-  scripts/setup.sh tofu lint goreleaser actionlint >/dev/null # tofu: the gates' HCL format, and a CLI lane
-  record "setup (gates' tools, OpenTofu)" $?
-elif wants registry || wants modules; then
-  scripts/setup.sh tofu goreleaser >/dev/null
-  record "setup (OpenTofu, goreleaser)" $?
+tools_pid=''
+if [ ${#gate_tools[@]} -gt 0 ]; then
+  SETUP_LOG=$PWD/build/setup-tools.log scripts/setup.sh "${gate_tools[@]}" >/dev/null &
+  tools_pid=$!
 fi
+# wait_tools records the gates' tools once, when a step first needs them.
+wait_tools() {
+  if [ -n "$tools_pid" ]; then
+    local status=0
+    wait "$tools_pid" || status=$?
+    record "setup (${gate_tools[*]})" "$status"
+    tools_pid=''
+  fi
+}
 # wait_background records the background installs once, when something first needs them.
 wait_background() {
   if [ -n "$background_pid" ]; then
@@ -199,6 +309,30 @@ wait_background() {
   fi
 }
 
+if wants unit; then
+  # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
+  # variable makes a missing valkey-server a failure, not a skip.
+  for v in "${valkey_versions[@]}"; do
+    [ -z "$(valkey_build "$v")" ] || wait_builds
+    bin=$(valkey_server_path "$v")
+    version=$(server_version "$bin")
+    server=Valkey
+    [[ "$("$bin" --version 2>/dev/null)" == Redis* ]] && server=Redis
+    gotest "unit and server tests ($server ${version:-$v})" "build/test-unit-$v.log" \
+      TF_ACC= VALKEYTEST_REQUIRED=1 "VALKEY_SERVER=$bin" -- ./...
+  done
+fi
+
+# The cross-compile gate needs no tool and no server: it runs beside everything that follows
+# (the CLI lanes wait on CLIs and servers more than on the CPU) and is recorded at the end.
+cross_pid=''
+if wants gates; then
+  scripts/crosscheck.sh >build/crosscheck.log 2>&1 &
+  cross_pid=$!
+fi
+# The server tier ran beside the builds (it waits on servers more than on the CPU); the gates
+# come next, once their tools are there.
+wait_tools
 if wants gates; then
   step "gofmt" scripts/fmt.sh check
   step "go vet" go vet ./...
@@ -207,20 +341,9 @@ if wants gates; then
   step "actionlint, workflow targets" scripts/check-workflows.sh
 fi
 
-if wants unit; then
-  # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
-  # variable makes a missing valkey-server a failure, not a skip.
-  for v in "${valkey_versions[@]}"; do
-    [ "$v" = 8.0 ] || wait_builds
-    bin=$(valkey_server_path "$v")
-    release=$("$bin" --version 2>/dev/null | sed -n 's/^.* v=\([0-9.]*\) .*$/\1/p')
-    gotest "unit and server tests (Valkey ${release:-$v})" "build/test-unit-$v.log" \
-      TF_ACC= VALKEYTEST_REQUIRED=1 "VALKEY_SERVER=$bin" -- ./...
-  done
-fi
-
 wait_background
 wait_builds
+wait_tools
 if wants gates; then
   step "docs up to date" scripts/generate.sh check
 fi
@@ -265,6 +388,14 @@ fi
 if wants fuzz; then
   step "fuzz (base counts)" scripts/fuzz.sh 1
   step "fuzz: a planted crasher fails" scripts/fuzz.sh planted
+fi
+
+if [ -n "$cross_pid" ]; then
+  say "cross-compiled release platforms (build/crosscheck.log)"
+  status=0
+  wait "$cross_pid" || status=$?
+  cat build/crosscheck.log
+  record "cross-compiled release platforms" "$status"
 fi
 
 say "summary ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s; logs in build/)"

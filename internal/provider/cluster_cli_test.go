@@ -24,10 +24,7 @@ import (
 // cluster of an earlier version serves.
 func clusterDatabase(t *testing.T) (int, []valkeytest.Option) {
 	t.Helper()
-	major, _, err := valkeytest.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	major, _ := valkeytest.VersionT(t)
 	if major < 9 {
 		return 0, nil
 	}

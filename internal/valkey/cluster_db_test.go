@@ -17,13 +17,7 @@ import (
 // (cluster-databases came with Valkey 9.0).
 func needClusterDatabases(t *testing.T) {
 	t.Helper()
-	major, _, err := valkeytest.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if major < 9 {
-		t.Skipf("Valkey %d has no databases but 0 in Cluster mode (cluster-databases came with 9.0)", major)
-	}
+	valkeytest.NeedVersion(t, 9, 0, "databases other than 0 in Cluster mode: cluster-databases")
 }
 
 // TestClient_ClusterDatabase: with cluster-databases (Valkey 9), db is the database of every

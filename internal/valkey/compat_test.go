@@ -12,9 +12,9 @@ import (
 )
 
 // TestRedis70_EnsureGroupAndRead runs EnsureGroup's table and Read against redis-server 7.0, the
-// Redis release Debian bookworm ships: same replies, same outcomes. scripts/setup.sh installs it.
+// Redis release Debian bookworm ships: same replies, same outcomes. make deps installs it.
 func TestRedis70_EnsureGroupAndRead(t *testing.T) {
-	bin := valkeytest.LookPathT(t, "redis-server", "scripts/setup.sh redis")
+	bin := valkeytest.RedisT(t)
 	t.Parallel()
 	redisSrv := valkeytest.StartT(t, valkeytest.WithBinary(bin))
 	ctx, rdb := context.Background(), redisSrv.Client()

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -197,7 +196,7 @@ func (e *UnreachableError) Cause() Cause {
 		opErr  *net.OpError
 		netErr net.Error
 	)
-	closed := errors.Is(e.Err, io.EOF) || errors.Is(e.Err, syscall.ECONNRESET)
+	closed := errors.Is(e.Err, io.EOF) || connReset(e.Err)
 	switch {
 	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR") && e.Cluster:
 		return CauseNoClusterDatabase
@@ -211,7 +210,7 @@ func (e *UnreachableError) Cause() Cause {
 		return CauseClusterDown
 	case errors.As(e.Err, &dnsErr):
 		return CauseDNS
-	case errors.Is(e.Err, syscall.ECONNREFUSED):
+	case connRefused(e.Err):
 		return CauseRefused
 	case errors.As(e.Err, &verify), errors.As(e.Err, &uaErr), errors.As(e.Err, &hnErr), errors.As(e.Err, &ciErr):
 		return CauseTLSVerify

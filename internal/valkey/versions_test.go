@@ -17,10 +17,7 @@ import (
 // on every version.
 func TestServer_WhatDiffersByVersion(t *testing.T) {
 	t.Parallel()
-	major, _, err := valkeytest.Version()
-	if err != nil {
-		t.Fatal(err)
-	}
+	major, _ := valkeytest.VersionT(t)
 	ctx := context.Background()
 
 	t.Run("a connection that has not authenticated", func(t *testing.T) {

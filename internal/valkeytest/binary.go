@@ -5,23 +5,109 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-// Binary is the server binary tests use: $VALKEY_SERVER, or valkey-server on PATH.
-// scripts/test.sh sets VALKEY_SERVER to run the server tier once per Valkey version.
+// ServerEnv names the server binary the tests start, a path or a name looked up on PATH;
+// without it they start valkey-server from PATH. scripts/test.sh sets it to run the server
+// tier once per Valkey version. RedisEnv does the same for the Redis compatibility check.
+const (
+	ServerEnv = "VALKEY_SERVER"
+	RedisEnv  = "REDIS_SERVER"
+)
+
+// Binary is the server binary tests use: $VALKEY_SERVER, or valkey-server on PATH, wherever
+// it is installed. Its version is what it reports (Version), never read from its path.
 func Binary() (string, error) {
-	name := os.Getenv("VALKEY_SERVER")
+	return lookServer(ServerEnv, "valkey-server")
+}
+
+// RedisBinary is the redis-server of the compatibility check: $REDIS_SERVER, or redis-server
+// on PATH.
+func RedisBinary() (string, error) {
+	return lookServer(RedisEnv, "redis-server")
+}
+
+func lookServer(env, program string) (string, error) {
+	name := os.Getenv(env)
 	if name == "" {
-		name = "valkey-server"
+		name = program
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%s not found: run scripts/setup.sh (or `make test`) to install valkey-server 8.0 from bookworm-backports", name)
+		if name != program {
+			return "", fmt.Errorf("%s=%s is not a program that runs: %v", env, name, err)
+		}
+		return "", fmt.Errorf("no %s on PATH (or set %s to one): %s", program, env, InstallHint(program))
 	}
 	return path, nil
+}
+
+// InstallHint says how to install program (valkey-server and its companions, or
+// redis-server) on this system. scripts/lib.sh (install_hint) says the same to `make test`
+// and `make deps`.
+func InstallHint(program string) string {
+	pkg := "valkey"
+	if strings.HasPrefix(program, "redis") {
+		pkg = "redis"
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return "brew install " + pkg
+	case "windows":
+		return pkg + " has no native Windows build: run the server tests inside WSL, with " + pkg + " installed there"
+	case "freebsd":
+		return "pkg install " + pkg
+	case "linux":
+		return linuxHint(pkg, osRelease())
+	}
+	return "install " + pkg + " (" + program + " and its tools) from your system's packages"
+}
+
+// linuxHint is the install command for the distribution that /etc/os-release describes
+// (its ID and ID_LIKE words).
+func linuxHint(pkg string, ids []string) string {
+	for _, id := range ids {
+		switch id {
+		case "debian", "ubuntu":
+			if pkg == "redis" {
+				return "make deps, or apt-get install redis-server"
+			}
+			return "make deps, or apt-get install valkey-server valkey-tools valkey-sentinel (Debian bookworm: from bookworm-backports)"
+		case "fedora", "rhel", "centos":
+			return "dnf install " + pkg
+		case "arch":
+			return "pacman -S " + pkg
+		case "alpine":
+			return "apk add " + pkg
+		case "suse", "opensuse":
+			return "zypper install " + pkg
+		}
+	}
+	return "install " + pkg + " from your distribution's packages"
+}
+
+// osRelease is the ID and then the ID_LIKE words of /etc/os-release.
+func osRelease() []string {
+	data, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		return nil
+	}
+	var id, like []string
+	for line := range strings.Lines(string(data)) {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), "=")
+		value = strings.Trim(value, `"'`)
+		switch key {
+		case "ID":
+			id = []string{value}
+		case "ID_LIKE":
+			like = strings.Fields(value)
+		}
+	}
+	return append(id, like...)
 }
 
 // Companion is a program of the same Valkey build as Binary, such as valkey-cli or
@@ -29,10 +115,10 @@ func Binary() (string, error) {
 // version's programs in one folder), else on PATH. A cluster created by another version's
 // valkey-cli, or a Sentinel of another version, would test a mix no deployment runs.
 func Companion(program string) (string, error) {
-	if os.Getenv("VALKEY_SERVER") == "" {
+	if os.Getenv(ServerEnv) == "" {
 		path, err := exec.LookPath(program)
 		if err != nil {
-			return "", fmt.Errorf("%s not found: run scripts/setup.sh valkey (or make test)", program)
+			return "", fmt.Errorf("no %s on PATH: %s", program, InstallHint(program))
 		}
 		return path, nil
 	}
@@ -40,9 +126,9 @@ func Companion(program string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(filepath.Dir(server), program)
+	path := filepath.Join(filepath.Dir(server), program+filepath.Ext(server))
 	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("%s not found beside VALKEY_SERVER (%s): run scripts/setup.sh valkey@VERSION", program, server)
+		return "", fmt.Errorf("no %s beside %s=%s: a server's tools come from the same build", program, ServerEnv, server)
 	}
 	return path, nil
 }
@@ -54,7 +140,8 @@ var version struct {
 }
 
 // Version is the major and minor version of Binary, as `valkey-server --version` reports it
-// ("Valkey server v=9.1.2 ..."), for tests of what only some versions do.
+// ("Valkey server v=9.1.2 ...", or "Redis server v=7.0.15 ..."), for tests of what only some
+// versions do.
 func Version() (major, minor int, err error) {
 	version.once.Do(func() {
 		bin, err := Binary()
@@ -67,16 +154,26 @@ func Version() (major, minor int, err error) {
 			version.err = fmt.Errorf("%s --version: %w", bin, err)
 			return
 		}
-		_, v, found := strings.Cut(string(out), " v=")
-		parts := strings.SplitN(v, ".", 3)
-		if !found || len(parts) < 2 {
-			version.err = fmt.Errorf("%s --version printed %q, which names no version", bin, out)
-			return
-		}
-		version.major, version.err = strconv.Atoi(parts[0])
-		if version.err == nil {
-			version.minor, version.err = strconv.Atoi(parts[1])
+		version.major, version.minor, version.err = parseVersion(string(out))
+		if version.err != nil {
+			version.err = fmt.Errorf("%s --version: %w", bin, version.err)
 		}
 	})
 	return version.major, version.minor, version.err
+}
+
+// parseVersion reads the major and minor version from the first line of `--version`.
+func parseVersion(out string) (major, minor int, err error) {
+	_, v, found := strings.Cut(out, " v=")
+	parts := strings.SplitN(v, ".", 3)
+	if !found || len(parts) < 3 {
+		return 0, 0, fmt.Errorf("printed %q, which names no version", out)
+	}
+	if major, err = strconv.Atoi(parts[0]); err == nil {
+		minor, err = strconv.Atoi(parts[1])
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("printed %q, which names no version", out)
+	}
+	return major, minor, nil
 }

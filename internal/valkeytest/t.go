@@ -28,6 +28,44 @@ func Need(tb testing.TB, companions ...string) {
 	}
 }
 
+// VersionT is the major and minor version of the server the tests start (Version). It skips
+// the test, or fails it under RequiredEnv, when there is no server.
+func VersionT(tb testing.TB) (major, minor int) {
+	tb.Helper()
+	Need(tb)
+	major, minor, err := Version()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return major, minor
+}
+
+// NeedVersion skips the test, naming the version it needs and what for, unless the server is
+// at least major.minor. A server of an earlier version is no missing server: the test skips
+// under RequiredEnv too, and the run's summary lists the reason.
+func NeedVersion(tb testing.TB, major, minor int, what string) {
+	tb.Helper()
+	have, haveMinor := VersionT(tb)
+	if have < major || have == major && haveMinor < minor {
+		tb.Skipf("needs Valkey %d.%d or later (%s); the server is %d.%d", major, minor, what, have, haveMinor)
+	}
+}
+
+// RedisT is the redis-server of the compatibility check (RedisBinary). Redis is optional: the
+// test skips when there is none, and fails only when RedisEnv names one that does not run (make
+// ci sets it, so the full run cannot pass without the check).
+func RedisT(tb testing.TB) string {
+	tb.Helper()
+	path, err := RedisBinary()
+	switch {
+	case err != nil && os.Getenv(RedisEnv) != "":
+		tb.Fatal(err)
+	case err != nil:
+		tb.Skip(err.Error())
+	}
+	return path
+}
+
 // LookPathT finds program on PATH, or skips the test (fails it under RequiredEnv) naming what
 // installs it.
 func LookPathT(tb testing.TB, program, installedBy string) string {
