@@ -48,6 +48,9 @@ type Options struct {
 	// or a cluster, else none.
 	MinReplicaAcks    *int
 	ReplicaAckTimeout time.Duration // 0: DefaultReplicaAckTimeout
+
+	// AWSIAM makes each new connection's password an AWS IAM token (ElastiCache, MemoryDB).
+	AWSIAM *AWSIAMOptions
 }
 
 // TLSOptions turn TLS on. PEM strings and file paths are alternatives for the same thing.
@@ -76,6 +79,8 @@ type settings struct {
 	addr       string // where commands go, for messages; never a password
 	acks       int    // replica acknowledgements the door waits for
 	ackTimeout time.Duration
+	token      string  // the cloud whose tokens are the password ("AWS IAM"), for messages; "" for none
+	aws        *awsIAM // the signer of AWS IAM tokens, when AWSIAM is set
 }
 
 // resolve checks opts and applies the defaults: the one place that does either. go-redis's
@@ -135,6 +140,9 @@ func resolve(opts Options) (settings, error) {
 	}
 	if s.acks > 0 {
 		u.ReadTimeout += s.ackTimeout // the door's WAIT may hold its reply that long
+	}
+	if err := tokenOptions(opts, u, &s); err != nil {
+		return settings{}, err
 	}
 	return s, nil
 }
