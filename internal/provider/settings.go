@@ -57,6 +57,7 @@ type setting struct {
 	sensitive bool
 	conflicts []string // attributes it cannot be set with
 	urlQuery  []string // the parameters of a URL's query it replaces (a URL with a query is refused)
+	oneOf     []string // the values a string setting takes; nil for any
 }
 
 // target is where a setting's value goes in valkey.Options. It is made by one of the functions
@@ -164,6 +165,9 @@ func (s setting) description() string {
 	if s.to.kind == kindDuration {
 		d += `, a Go duration such as "5s" or "500ms".`
 	}
+	if len(s.oneOf) > 0 {
+		d += " One of `" + strings.Join(s.oneOf, "`, `") + "`."
+	}
 	if s.to.kind == kindObject || s.env == "" {
 		return d
 	}
@@ -225,6 +229,9 @@ func (s setting) attribute() schema.Attribute {
 			own = append(own, urlValidator{})
 		case kindDuration:
 			own = append(own, durationValidator{})
+		}
+		if len(s.oneOf) > 0 {
+			own = append(own, stringvalidator.OneOf(s.oneOf...))
 		}
 		return schema.StringAttribute{MarkdownDescription: description, Optional: true, Sensitive: s.sensitive,
 			Validators: checks(own, conflicts, stringvalidator.ConflictsWith)}

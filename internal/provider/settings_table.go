@@ -107,6 +107,36 @@ var settings = []setting{
 	{name: "sentinel.password", env: "VALKEY_SENTINEL_PASSWORD", field: "Sentinel.Password", sensitive: true,
 		to:  stringAt(func(o *valkey.Options) *string { return &sentinelOf(o).Password }),
 		doc: "Password for the sentinels."},
+
+	{name: "aws_iam", field: "AWSIAM", to: objectAt(func(o *valkey.Options) { awsIAMOf(o) }), conflicts: []string{"password"},
+		doc: "Authenticates with AWS IAM (ElastiCache node-based or serverless, MemoryDB): every new connection's password is a " +
+			"fresh IAM token, a SigV4-presigned `connect` request valid for 15 minutes, signed with the standard AWS credential " +
+			"chain (environment variables, shared config with profiles and SSO, web identity, container or instance metadata). " +
+			"`username` is the IAM-enabled user (on ElastiCache its user id, which must equal its user name). Needs TLS (`tls`, or a " +
+			"`valkeys://` url); connections are replaced after 11 hours, before the services close them at 12. Conflicts with " +
+			"`password`. Setting any `VALKEY_AWS_IAM_*` variable also turns it on: " +
+			"`aws_iam = { service = \"elasticache-serverless\", cache_name = \"my-cache\" }`."},
+	{name: "aws_iam.service", env: "VALKEY_AWS_IAM_SERVICE", field: "AWSIAM.Service", oneOf: valkey.AWSIAMServices,
+		to: stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Service }),
+		doc: "What the token is for: `elasticache` (a node-based cache), `elasticache-serverless` (signed with " +
+			"`ResourceType=ServerlessCache`) or `memorydb`."},
+	{name: "aws_iam.cache_name", env: "VALKEY_AWS_IAM_CACHE_NAME", field: "AWSIAM.CacheName",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).CacheName }),
+		doc: "The replication group id (node-based ElastiCache), the serverless cache's name, or the MemoryDB cluster's name, in lower case."},
+	{name: "aws_iam.region", env: "VALKEY_AWS_IAM_REGION", field: "AWSIAM.Region", def: "$AWS_REGION, then the profile's region",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Region }),
+		doc: "The AWS region of the cache."},
+	{name: "aws_iam.profile", env: "VALKEY_AWS_IAM_PROFILE", field: "AWSIAM.Profile", def: "$AWS_PROFILE, then default",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Profile }),
+		doc: "The shared config profile whose credentials sign the tokens (`~/.aws/config`, SSO included)."},
+}
+
+// awsIAMOf is the AWS IAM options of o, made when o has none: an aws_iam setting turns IAM on.
+func awsIAMOf(o *valkey.Options) *valkey.AWSIAMOptions {
+	if o.AWSIAM == nil {
+		o.AWSIAM = &valkey.AWSIAMOptions{}
+	}
+	return o.AWSIAM
 }
 
 // tlsOf is the TLS options of o, made when o has none: a TLS setting turns TLS on.
