@@ -54,6 +54,13 @@ var settings = []setting{
 		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.ReplicaAckTimeout }),
 		doc: "How long `WAIT` waits for `min_replica_acks` replicas after `XGROUP CREATE`"},
 
+	{name: "proxy", env: "VALKEY_PROXY", field: "Proxy", sensitive: true,
+		to: stringAt(func(o *valkey.Options) *string { return &o.Proxy }),
+		doc: "SOCKS5 proxy that carries every connection (the server, every cluster node, the sentinels): " +
+			"`socks5://[user:password@]host:port`, such as `ssh -D 1080 bastion` gives. Host names are resolved by the proxy " +
+			"(`socks5h://` means the same), so a private endpoint's name need only resolve inside its network. Sensitive, because " +
+			"it may carry a password."},
+
 	{name: "tls", field: "TLS", to: objectAt(func(o *valkey.Options) { tlsOf(o) }),
 		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +
 			"Without `ca_cert`, the system's roots verify the server. Setting any `VALKEY_TLS_*` variable also turns TLS on."},
@@ -90,6 +97,11 @@ var settings = []setting{
 	{name: "cluster.addresses", env: "VALKEY_CLUSTER_ADDRESSES", field: "ClusterAddrs",
 		to:  listAt(func(o *valkey.Options) *[]string { return &o.ClusterAddrs }),
 		doc: "Seed nodes as `host:port`; the rest of the cluster is discovered from them."},
+	{name: "cluster.address_map", env: "VALKEY_CLUSTER_ADDRESS_MAP", field: "AddressMap",
+		to: mapAt(func(o *valkey.Options) *map[string]string { return &o.AddressMap }),
+		doc: "Turns the `host:port` a node announces into the `host:port` dialled, for a runner that reaches the nodes through " +
+			"forwards: `address_map = { \"10.0.1.5:6379\" = \"127.0.0.1:7001\" }`. Seeds are mapped too. TLS still verifies the " +
+			"announced host (or `tls.server_name`), so certificates stay checked through a forward."},
 
 	{name: "sentinel", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel", to: objectAt(func(o *valkey.Options) { sentinelOf(o) }),
 		doc: "Finds the current primary through Sentinel and follows it across failovers: " +

@@ -51,6 +51,12 @@ type Options struct {
 
 	// AWSIAM makes each new connection's password an AWS IAM token (ElastiCache, MemoryDB).
 	AWSIAM *AWSIAMOptions
+
+	// Proxy, socks5://[user:password@]host:port, carries every connection; the proxy resolves host names.
+	Proxy string
+	// AddressMap turns the host:port a node announces (or a seed) into the host:port dialled; TLS
+	// still verifies the announced host unless TLS.ServerName is set.
+	AddressMap map[string]string
 }
 
 // TLSOptions turn TLS on. PEM strings and file paths are alternatives for the same thing.
@@ -140,6 +146,9 @@ func resolve(opts Options) (settings, error) {
 	}
 	if s.acks > 0 {
 		u.ReadTimeout += s.ackTimeout // the door's WAIT may hold its reply that long
+	}
+	if err := dialOptions(opts, u); err != nil {
+		return settings{}, err
 	}
 	if err := tokenOptions(opts, u, &s); err != nil {
 		return settings{}, err
