@@ -6,6 +6,19 @@ import "github.com/echomq/terraform-provider-valkey/internal/valkey"
 // be opened: the token was refused, or none could be made. ok is false for other failures,
 // which unreachableHint words.
 func tokenHint(u *valkey.UnreachableError) (hint string, ok bool) {
+	if u.Token == "Google IAM" {
+		switch {
+		case u.Step == "IAM token":
+			return "The provider could not get a Google access token from Application Default Credentials: set " +
+				"GOOGLE_APPLICATION_CREDENTIALS or gcp_iam.credentials_file to a credentials file, run `gcloud auth " +
+				"application-default login`, or run where the metadata server gives a service account.", true
+		case u.Cause() == valkey.CauseAuth:
+			return "The server refused the Google access token. Check: the principal has roles/memorystore.dbConnectionUser " +
+				"(the memorystore.instances.connect permission) on the instance or its project; the instance has IAM " +
+				"authentication enabled; and the principal is a user or service account (groups are not supported).", true
+		}
+		return "", false
+	}
 	if u.Token != "AWS IAM" {
 		return "", false
 	}

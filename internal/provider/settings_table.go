@@ -141,6 +141,25 @@ var settings = []setting{
 	{name: "aws_iam.profile", env: "VALKEY_AWS_IAM_PROFILE", field: "AWSIAM.Profile", def: "$AWS_PROFILE, then default",
 		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Profile }),
 		doc: "The shared config profile whose credentials sign the tokens (`~/.aws/config`, SSO included)."},
+
+	{name: "gcp_iam", field: "GCPIAM", to: objectAt(func(o *valkey.Options) { gcpIAMOf(o) }), conflicts: []string{"password", "aws_iam"},
+		doc: "Authenticates with Google IAM (Memorystore for Valkey): every new connection's password is an OAuth2 access token of " +
+			"the principal, which needs `roles/memorystore.dbConnectionUser`, from Application Default Credentials " +
+			"(`GOOGLE_APPLICATION_CREDENTIALS`, `gcloud auth application-default login`, workload identity federation, the " +
+			"metadata server), fetched again when it is about to expire. Needs TLS with the instance's CA. Conflicts with " +
+			"`password` and `aws_iam`: `gcp_iam = {}`."},
+	{name: "gcp_iam.credentials_file", env: "VALKEY_GCP_IAM_CREDENTIALS_FILE", field: "GCPIAM.CredentialsFile",
+		def: "Application Default Credentials",
+		to:  stringAt(func(o *valkey.Options) *string { return &gcpIAMOf(o).CredentialsFile }),
+		doc: "A Google credentials file (service account key, authorized user or external account) to use instead of Application Default Credentials."},
+}
+
+// gcpIAMOf is the Google IAM options of o, made when o has none.
+func gcpIAMOf(o *valkey.Options) *valkey.GCPIAMOptions {
+	if o.GCPIAM == nil {
+		o.GCPIAM = &valkey.GCPIAMOptions{}
+	}
+	return o.GCPIAM
 }
 
 // awsIAMOf is the AWS IAM options of o, made when o has none: an aws_iam setting turns IAM on.

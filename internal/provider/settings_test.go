@@ -86,7 +86,7 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 		}
 
 		if s.field != "" {
-			field, _ := optionField(valkey.Options{TLS: &valkey.TLSOptions{}, Sentinel: &valkey.SentinelOptions{}, AWSIAM: &valkey.AWSIAMOptions{}}, s.field)
+			field, _ := optionField(valkey.Options{TLS: &valkey.TLSOptions{}, Sentinel: &valkey.SentinelOptions{}, AWSIAM: &valkey.AWSIAMOptions{}, GCPIAM: &valkey.GCPIAMOptions{}}, s.field)
 			switch {
 			case !field.IsValid():
 				t.Errorf("%s: valkey.Options has no field %s", s.name, s.field)

@@ -14,6 +14,9 @@ import (
 
 // tokenOptions sets up token authentication when the options ask for it.
 func tokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
+	if opts.GCPIAM != nil {
+		return gcpTokenOptions(opts, u, s)
+	}
 	if opts.AWSIAM == nil {
 		return nil
 	}
@@ -38,5 +41,30 @@ func tokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
 		return iam.user, token, nil
 	}
 	u.ConnMaxLifetime = TokenConnMaxLifetime
+	return nil
+}
+
+// gcpTokenOptions sets up Google IAM authentication: AUTH with the access token (as the
+// username's password when one is set, else the default user's, as Google's examples send it).
+func gcpTokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
+	switch {
+	case opts.AWSIAM != nil:
+		return &OptionError{Field: "GCPIAM", Reason: "cannot be used together with AWS IAM: choose one"}
+	case u.TLSConfig == nil:
+		return &OptionError{Field: "GCPIAM", Reason: "needs TLS: an access token sent in the clear could be used by anyone on the " +
+			"path until it expires. Set tls with the instance's CA (ca_cert_file = the server-ca.pem Memorystore gives)"}
+	case u.Password != "":
+		return &OptionError{Field: "Password", Reason: "is set, but with Google IAM authentication the password of each connection is a fresh access token: unset it"}
+	}
+	iam := &gcpIAM{file: opts.GCPIAM.CredentialsFile}
+	s.token = "Google IAM"
+	user := u.Username
+	u.CredentialsProviderContext = func(ctx context.Context) (string, string, error) {
+		token, err := iam.token(ctx)
+		if err != nil {
+			return "", "", opening("IAM token", "", err)
+		}
+		return user, token, nil
+	}
 	return nil
 }

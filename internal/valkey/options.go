@@ -51,6 +51,8 @@ type Options struct {
 
 	// AWSIAM makes each new connection's password an AWS IAM token (ElastiCache, MemoryDB).
 	AWSIAM *AWSIAMOptions
+	// GCPIAM makes each new connection's password a Google OAuth2 access token (Memorystore).
+	GCPIAM *GCPIAMOptions
 
 	// Proxy, socks5://[user:password@]host:port, carries every connection; the proxy resolves host names.
 	Proxy string
