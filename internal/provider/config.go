@@ -167,6 +167,17 @@ func (r *resolver) fromAttribute(s setting, a attr.Value) (value, bool) {
 			out = append(out, str.ValueString())
 		}
 		return value{list: out}, true
+	case types.Map:
+		out := make(map[string]string, len(a.Elements()))
+		for k, e := range a.Elements() {
+			if e.IsUnknown() {
+				r.recordUnknown(s.name)
+				return value{}, false
+			}
+			str, _ := e.(types.String)
+			out[k] = str.ValueString()
+		}
+		return value{pairs: out}, true
 	case types.String:
 		if s.to.kind != kindDuration {
 			return value{text: a.ValueString()}, true
@@ -213,6 +224,17 @@ func (r *resolver) fromVariable(s setting, raw string) (value, bool) {
 		return value{flag: b}, true
 	case kindList:
 		return value{list: splitList(raw)}, true
+	case kindMap:
+		pairs := map[string]string{}
+		for _, pair := range splitList(raw) {
+			k, v, ok := strings.Cut(pair, "=")
+			if !ok {
+				r.badVariable(s.env, raw, "is not comma-separated key=value pairs")
+				return value{}, false
+			}
+			pairs[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		return value{pairs: pairs}, true
 	}
 	return value{text: raw}, true
 }

@@ -56,8 +56,12 @@ func errorDetail(err error, subject string) string {
 		default:
 			what = fmt.Sprintf("Could not open a connection to Valkey (%s failed)", step)
 		}
+		hint, token := tokenHint(unreachable)
+		if !token {
+			hint = unreachableHint(unreachable.Cause(), unreachable.DB)
+		}
 		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s", what, valkey.Where(unreachable.Addr, unreachable.Node),
-			subject, sentence(unreachable.Err.Error()), unreachableHint(unreachable.Cause(), unreachable.DB))
+			subject, sentence(unreachable.Err.Error()), hint)
 	}
 	return fmt.Sprintf("%s: %s", capitalize(subject), sentence(err.Error()))
 }

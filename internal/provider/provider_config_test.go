@@ -131,6 +131,10 @@ func sample(k kind) (attribute attr.Value, fromAttribute any, variable string, f
 		return types.BoolValue(false), false, "true", true
 	case kindList:
 		return strs("127.0.0.1:3"), []string{"127.0.0.1:3"}, "127.0.0.1:1, 127.0.0.1:2", []string{"127.0.0.1:1", "127.0.0.1:2"}
+	case kindMap:
+		return types.MapValueMust(types.StringType, map[string]attr.Value{"10.0.0.1:6379": types.StringValue("127.0.0.1:3")}),
+			map[string]string{"10.0.0.1:6379": "127.0.0.1:3"}, "10.0.0.1:6379=127.0.0.1:1, 10.0.0.2:6379=127.0.0.1:2",
+			map[string]string{"10.0.0.1:6379": "127.0.0.1:1", "10.0.0.2:6379": "127.0.0.1:2"}
 	}
 	return types.StringValue("from-attribute"), "from-attribute", "from-variable", "from-variable"
 }

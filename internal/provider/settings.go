@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -38,6 +39,7 @@ const (
 	kindBool                 // true or false
 	kindList                 // strings; comma-separated in the variable
 	kindObject               // nested attributes, each a row named "<object>.<attribute>"
+	kindMap                  // string to string; "key=value" pairs, comma-separated, in the variable
 )
 
 // setting is one provider setting.
@@ -57,6 +59,7 @@ type setting struct {
 	sensitive bool
 	conflicts []string // attributes it cannot be set with
 	urlQuery  []string // the parameters of a URL's query it replaces (a URL with a query is refused)
+	oneOf     []string // the values a string setting takes; nil for any
 }
 
 // target is where a setting's value goes in valkey.Options. It is made by one of the functions
@@ -74,6 +77,7 @@ type value struct {
 	duration time.Duration
 	flag     bool
 	list     []string
+	pairs    map[string]string
 }
 
 func stringAt(at func(*valkey.Options) *string) target {
@@ -98,6 +102,10 @@ func boolAt(at func(*valkey.Options) *bool) target {
 
 func listAt(at func(*valkey.Options) *[]string) target {
 	return target{kindList, func(o *valkey.Options, v value) { *at(o) = v.list }}
+}
+
+func mapAt(at func(*valkey.Options) *map[string]string) target {
+	return target{kindMap, func(o *valkey.Options, v value) { *at(o) = v.pairs }}
 }
 
 // objectAt is an object's target: setting the object, even as `tls = {}`, runs create, which
@@ -164,12 +172,18 @@ func (s setting) description() string {
 	if s.to.kind == kindDuration {
 		d += `, a Go duration such as "5s" or "500ms".`
 	}
+	if len(s.oneOf) > 0 {
+		d += " One of `" + strings.Join(s.oneOf, "`, `") + "`."
+	}
 	if s.to.kind == kindObject || s.env == "" {
 		return d
 	}
 	d += " Defaults to `$" + s.env + "`"
 	if s.to.kind == kindList {
 		d += " (comma-separated)"
+	}
+	if s.to.kind == kindMap {
+		d += " (comma-separated `key=value` pairs)"
 	}
 	if s.def != "" {
 		d += ", then `" + s.def + "`"
@@ -226,6 +240,9 @@ func (s setting) attribute() schema.Attribute {
 		case kindDuration:
 			own = append(own, durationValidator{})
 		}
+		if len(s.oneOf) > 0 {
+			own = append(own, stringvalidator.OneOf(s.oneOf...))
+		}
 		return schema.StringAttribute{MarkdownDescription: description, Optional: true, Sensitive: s.sensitive,
 			Validators: checks(own, conflicts, stringvalidator.ConflictsWith)}
 	case kindInt:
@@ -237,6 +254,9 @@ func (s setting) attribute() schema.Attribute {
 	case kindList:
 		return schema.ListAttribute{MarkdownDescription: description, ElementType: types.StringType, Optional: true, Sensitive: s.sensitive,
 			Validators: checks([]validator.List{listvalidator.SizeAtLeast(1)}, conflicts, listvalidator.ConflictsWith)}
+	case kindMap:
+		return schema.MapAttribute{MarkdownDescription: description, ElementType: types.StringType, Optional: true, Sensitive: s.sensitive,
+			Validators: checks([]validator.Map{mapvalidator.SizeAtLeast(1)}, conflicts, mapvalidator.ConflictsWith)}
 	}
 	return schema.SingleNestedAttribute{MarkdownDescription: description, Optional: true, Sensitive: s.sensitive,
 		Attributes: settingAttributes(s.name), Validators: checks(nil, conflicts, objectvalidator.ConflictsWith)}
@@ -263,6 +283,9 @@ func environmentTable() string {
 		variable, def := "`"+s.env+"`", "none"
 		if s.to.kind == kindList {
 			variable += " (comma-separated)"
+		}
+		if s.to.kind == kindMap {
+			variable += " (comma-separated `key=value`)"
 		}
 		if s.def != "" {
 			def = "`" + s.def + "`"

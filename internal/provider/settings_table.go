@@ -56,6 +56,13 @@ var settings = []setting{
 		to:  durationAt(func(o *valkey.Options) *time.Duration { return &o.ReplicaAckTimeout }),
 		doc: "How long `WAIT` waits for `min_replica_acks` replicas after `XGROUP CREATE`"},
 
+	{name: "proxy", env: "VALKEY_PROXY", field: "Proxy", sensitive: true,
+		to: stringAt(func(o *valkey.Options) *string { return &o.Proxy }),
+		doc: "SOCKS5 proxy that carries every connection (the server, every cluster node, the sentinels): " +
+			"`socks5://[user:password@]host:port`, such as `ssh -D 1080 bastion` gives. Host names are resolved by the proxy " +
+			"(`socks5h://` means the same), so a private endpoint's name need only resolve inside its network. Sensitive, because " +
+			"it may carry a password."},
+
 	{name: "tls", field: "TLS", to: objectAt(func(o *valkey.Options) { tlsOf(o) }),
 		doc: "Turns TLS on for every connection (data nodes and sentinels): `tls = { ca_cert_file = \"...\" }`. " +
 			"Without `ca_cert`, the system's roots verify the server. Setting any `VALKEY_TLS_*` variable also turns TLS on."},
@@ -92,6 +99,11 @@ var settings = []setting{
 	{name: "cluster.addresses", env: "VALKEY_CLUSTER_ADDRESSES", field: "ClusterAddrs",
 		to:  listAt(func(o *valkey.Options) *[]string { return &o.ClusterAddrs }),
 		doc: "Seed nodes as `host:port`; the rest of the cluster is discovered from them."},
+	{name: "cluster.address_map", env: "VALKEY_CLUSTER_ADDRESS_MAP", field: "AddressMap",
+		to: mapAt(func(o *valkey.Options) *map[string]string { return &o.AddressMap }),
+		doc: "Turns the `host:port` a node announces into the `host:port` dialled, for a runner that reaches the nodes through " +
+			"forwards: `address_map = { \"10.0.1.5:6379\" = \"127.0.0.1:7001\" }`. Seeds are mapped too. TLS still verifies the " +
+			"announced host (or `tls.server_name`), so certificates stay checked through a forward."},
 
 	{name: "sentinel", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel", to: objectAt(func(o *valkey.Options) { sentinelOf(o) }),
 		doc: "Finds the current primary through Sentinel and follows it across failovers: " +
@@ -109,6 +121,55 @@ var settings = []setting{
 	{name: "sentinel.password", env: "VALKEY_SENTINEL_PASSWORD", field: "Sentinel.Password", sensitive: true,
 		to:  stringAt(func(o *valkey.Options) *string { return &sentinelOf(o).Password }),
 		doc: "Password for the sentinels."},
+
+	{name: "aws_iam", field: "AWSIAM", to: objectAt(func(o *valkey.Options) { awsIAMOf(o) }), conflicts: []string{"password"},
+		doc: "Authenticates with AWS IAM (ElastiCache node-based or serverless, MemoryDB): every new connection's password is a " +
+			"fresh IAM token, a SigV4-presigned `connect` request valid for 15 minutes, signed with the standard AWS credential " +
+			"chain (environment variables, shared config with profiles and SSO, web identity, container or instance metadata). " +
+			"`username` is the IAM-enabled user (on ElastiCache its user id, which must equal its user name). Needs TLS (`tls`, or a " +
+			"`valkeys://` url); connections are replaced after 11 hours, before the services close them at 12. Conflicts with " +
+			"`password`. Setting any `VALKEY_AWS_IAM_*` variable also turns it on: " +
+			"`aws_iam = { service = \"elasticache-serverless\", cache_name = \"my-cache\" }`."},
+	{name: "aws_iam.service", env: "VALKEY_AWS_IAM_SERVICE", field: "AWSIAM.Service", oneOf: valkey.AWSIAMServices,
+		to: stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Service }),
+		doc: "What the token is for: `elasticache` (a node-based cache), `elasticache-serverless` (signed with " +
+			"`ResourceType=ServerlessCache`) or `memorydb`."},
+	{name: "aws_iam.cache_name", env: "VALKEY_AWS_IAM_CACHE_NAME", field: "AWSIAM.CacheName",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).CacheName }),
+		doc: "The replication group id (node-based ElastiCache), the serverless cache's name, or the MemoryDB cluster's name, in lower case."},
+	{name: "aws_iam.region", env: "VALKEY_AWS_IAM_REGION", field: "AWSIAM.Region", def: "$AWS_REGION, then the profile's region",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Region }),
+		doc: "The AWS region of the cache."},
+	{name: "aws_iam.profile", env: "VALKEY_AWS_IAM_PROFILE", field: "AWSIAM.Profile", def: "$AWS_PROFILE, then default",
+		to:  stringAt(func(o *valkey.Options) *string { return &awsIAMOf(o).Profile }),
+		doc: "The shared config profile whose credentials sign the tokens (`~/.aws/config`, SSO included)."},
+
+	{name: "gcp_iam", field: "GCPIAM", to: objectAt(func(o *valkey.Options) { gcpIAMOf(o) }), conflicts: []string{"password", "aws_iam"},
+		doc: "Authenticates with Google IAM (Memorystore for Valkey): every new connection's password is an OAuth2 access token of " +
+			"the principal, which needs `roles/memorystore.dbConnectionUser`, from Application Default Credentials " +
+			"(`GOOGLE_APPLICATION_CREDENTIALS`, `gcloud auth application-default login`, workload identity federation, the " +
+			"metadata server), fetched again when it is about to expire. Needs TLS with the instance's CA. Conflicts with " +
+			"`password` and `aws_iam`: `gcp_iam = {}`."},
+	{name: "gcp_iam.credentials_file", env: "VALKEY_GCP_IAM_CREDENTIALS_FILE", field: "GCPIAM.CredentialsFile",
+		def: "Application Default Credentials",
+		to:  stringAt(func(o *valkey.Options) *string { return &gcpIAMOf(o).CredentialsFile }),
+		doc: "A Google credentials file (service account key, authorized user or external account) to use instead of Application Default Credentials."},
+}
+
+// gcpIAMOf is the Google IAM options of o, made when o has none.
+func gcpIAMOf(o *valkey.Options) *valkey.GCPIAMOptions {
+	if o.GCPIAM == nil {
+		o.GCPIAM = &valkey.GCPIAMOptions{}
+	}
+	return o.GCPIAM
+}
+
+// awsIAMOf is the AWS IAM options of o, made when o has none: an aws_iam setting turns IAM on.
+func awsIAMOf(o *valkey.Options) *valkey.AWSIAMOptions {
+	if o.AWSIAM == nil {
+		o.AWSIAM = &valkey.AWSIAMOptions{}
+	}
+	return o.AWSIAM
 }
 
 // tlsOf is the TLS options of o, made when o has none: a TLS setting turns TLS on.

@@ -30,6 +30,7 @@ var goTypes = map[kind]reflect.Type{
 	kindDuration: reflect.TypeFor[time.Duration](),
 	kindBool:     reflect.TypeFor[bool](),
 	kindList:     reflect.TypeFor[[]string](),
+	kindMap:      reflect.TypeFor[map[string]string](),
 }
 
 // schemaAttribute is the provider schema's attribute at a setting's path.
@@ -73,7 +74,7 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 			continue
 		}
 		want := map[kind]string{kindString: "StringAttribute", kindURL: "StringAttribute", kindDuration: "StringAttribute",
-			kindInt: "Int64Attribute", kindBool: "BoolAttribute", kindList: "ListAttribute", kindObject: "SingleNestedAttribute"}[s.to.kind]
+			kindInt: "Int64Attribute", kindBool: "BoolAttribute", kindList: "ListAttribute", kindMap: "MapAttribute", kindObject: "SingleNestedAttribute"}[s.to.kind]
 		if got := reflect.TypeOf(a).Name(); got != want {
 			t.Errorf("%s: a %s in the schema, want a %s", s.name, got, want)
 		}
@@ -85,7 +86,7 @@ func TestSettings_EveryRowIsWired(t *testing.T) {
 		}
 
 		if s.field != "" {
-			field, _ := optionField(valkey.Options{TLS: &valkey.TLSOptions{}, Sentinel: &valkey.SentinelOptions{}}, s.field)
+			field, _ := optionField(valkey.Options{TLS: &valkey.TLSOptions{}, Sentinel: &valkey.SentinelOptions{}, AWSIAM: &valkey.AWSIAMOptions{}, GCPIAM: &valkey.GCPIAMOptions{}}, s.field)
 			switch {
 			case !field.IsValid():
 				t.Errorf("%s: valkey.Options has no field %s", s.name, s.field)

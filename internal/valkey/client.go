@@ -18,7 +18,8 @@ type Client struct {
 	tls        *tls.Config // nil without TLS
 	acks       int
 	ackTimeout time.Duration
-	retries    int // how often a connection that could not be opened is tried again by EnsureGroup
+	retries    int    // how often a connection that could not be opened is tried again by EnsureGroup
+	token      string // the cloud whose tokens are the password, for messages; "" for a password
 	build      func() redis.UniversalClient
 
 	once sync.Once
@@ -55,6 +56,7 @@ func newClient(s settings) *Client {
 		acks:       s.acks,
 		ackTimeout: s.ackTimeout,
 		retries:    max(s.universal.MaxRetries, 0),
+		token:      s.token,
 		build:      func() redis.UniversalClient { return withHooks(newUniversalClient(s.universal)) },
 	}
 }

@@ -146,8 +146,9 @@ type UnreachableError struct {
 	DB         int // the database SELECT asked for, when Step is "SELECT"
 	Cluster    bool
 	Err        error
-	TLS        bool // TLS was on
-	ClientCert bool // a client certificate was offered
+	TLS        bool   // TLS was on
+	ClientCert bool   // a client certificate was offered
+	Token      string // the cloud whose token was the password ("AWS IAM"); "" for a password
 }
 
 func (e *UnreachableError) Error() string {
@@ -277,7 +278,7 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	tlsOn, clientCert := c.tlsState()
 	if open, failedToOpen := asOpenError(err); failedToOpen {
 		return &UnreachableError{Addr: c.Addr(), Node: open.node, Step: open.step, DB: c.db, Cluster: c.cluster,
-			Err: open.err, TLS: tlsOn, ClientCert: clientCert}
+			Err: open.err, TLS: tlsOn, ClientCert: clientCert, Token: c.token}
 	}
 	msg, isReply := reply(err)
 	switch {
@@ -286,7 +287,7 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}
-	return &UnreachableError{Addr: c.Addr(), Cluster: c.cluster, Err: err, TLS: tlsOn, ClientCert: clientCert}
+	return &UnreachableError{Addr: c.Addr(), Cluster: c.cluster, Err: err, TLS: tlsOn, ClientCert: clientCert, Token: c.token}
 }
 
 // keyType answers TYPE key, or "non-stream value" when even that fails.

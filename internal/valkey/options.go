@@ -48,6 +48,17 @@ type Options struct {
 	// or a cluster, else none.
 	MinReplicaAcks    *int
 	ReplicaAckTimeout time.Duration // 0: DefaultReplicaAckTimeout
+
+	// AWSIAM makes each new connection's password an AWS IAM token (ElastiCache, MemoryDB).
+	AWSIAM *AWSIAMOptions
+	// GCPIAM makes each new connection's password a Google OAuth2 access token (Memorystore).
+	GCPIAM *GCPIAMOptions
+
+	// Proxy, socks5://[user:password@]host:port, carries every connection; the proxy resolves host names.
+	Proxy string
+	// AddressMap turns the host:port a node announces (or a seed) into the host:port dialled; TLS
+	// still verifies the announced host unless TLS.ServerName is set.
+	AddressMap map[string]string
 }
 
 // TLSOptions turn TLS on. PEM strings and file paths are alternatives for the same thing.
@@ -76,6 +87,8 @@ type settings struct {
 	addr       string // where commands go, for messages; never a password
 	acks       int    // replica acknowledgements EnsureGroup waits for
 	ackTimeout time.Duration
+	token      string  // the cloud whose tokens are the password ("AWS IAM"), for messages; "" for none
+	aws        *awsIAM // the signer of AWS IAM tokens, when AWSIAM is set
 }
 
 // resolve checks opts and applies the defaults: the one place that does either. go-redis's
@@ -135,6 +148,12 @@ func resolve(opts Options) (settings, error) {
 	}
 	if s.acks > 0 {
 		u.ReadTimeout += s.ackTimeout // EnsureGroup's WAIT may hold its reply that long
+	}
+	if err := dialOptions(opts, u); err != nil {
+		return settings{}, err
+	}
+	if err := tokenOptions(opts, u, &s); err != nil {
+		return settings{}, err
 	}
 	return s, nil
 }

@@ -25,6 +25,10 @@ type PKI struct {
 	CACertFile, ServerCertFile, ServerKeyFile, ClientCertFile, ClientKeyFile string
 }
 
+// ClientCertUser is the common name of the client certificate: a valid ACL user name, which
+// Valkey 9 logs a client in as with `tls-auth-clients-user CN`.
+const ClientCertUser = "valkeytest-client"
+
 // NewPKI generates a CA and signs a server and a client certificate with it.
 func NewPKI() (*PKI, error) {
 	dir, err := os.MkdirTemp("", "valkeytest-pki-")
@@ -87,7 +91,7 @@ func NewPKI() (*PKI, error) {
 	if p.ServerCert, p.ServerKey, err = leaf(2, "valkeytest server", x509.ExtKeyUsageServerAuth); err != nil {
 		return nil, err
 	}
-	if p.ClientCert, p.ClientKey, err = leaf(3, "valkeytest client", x509.ExtKeyUsageClientAuth); err != nil {
+	if p.ClientCert, p.ClientKey, err = leaf(3, ClientCertUser, x509.ExtKeyUsageClientAuth); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {

@@ -1,0 +1,88 @@
+package valkey
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/url"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/net/proxy"
+)
+
+// Private endpoints: a CI runner outside the network of a cache reaches it through a SOCKS5
+// proxy (a bastion's `ssh -D`, a cloud's tunnel), or through forwards whose addresses are not
+// the ones the cluster's nodes announce. Both change where a connection is dialled, so they
+// replace go-redis's dialer, for every connection of every mode: the server, the cluster's
+// nodes (the seeds and those CLUSTER SLOTS or a redirection names), the sentinels and the
+// primary they name. A dialer of one's own must also speak TLS, which go-redis's own does.
+
+// dialOptions sets up the dialer when a proxy or an address map asks for one.
+func dialOptions(opts Options, u *redis.UniversalOptions) error {
+	if opts.Proxy == "" && len(opts.AddressMap) == 0 {
+		return nil
+	}
+	for announced, reachable := range opts.AddressMap {
+		if err := checkAddrs("AddressMap", []string{announced, reachable}); err != nil {
+			return err
+		}
+	}
+	direct := &net.Dialer{Timeout: u.DialTimeout, KeepAlive: -1, KeepAliveConfig: net.KeepAliveConfig{Enable: true}}
+	var through proxy.ContextDialer = direct
+	if opts.Proxy != "" {
+		p, err := socksDialer(opts.Proxy, direct)
+		if err != nil {
+			return err
+		}
+		through = p
+	}
+	tlsConfig, addressMap := u.TLSConfig, opts.AddressMap
+	u.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		target := addr
+		if mapped, ok := addressMap[addr]; ok {
+			target = mapped
+		}
+		conn, err := through.DialContext(ctx, network, target)
+		if err != nil || tlsConfig == nil {
+			return conn, err
+		}
+		cfg := tlsConfig
+		if cfg.ServerName == "" {
+			// The certificate names the address the node announced, not the forward's.
+			host, _, _ := net.SplitHostPort(addr)
+			cfg = cfg.Clone()
+			cfg.ServerName = host
+		}
+		tlsConn := tls.Client(conn, cfg)
+		if err := tlsConn.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		return tlsConn, nil
+	}
+	return nil
+}
+
+// socksDialer is the SOCKS5 proxy of raw, socks5://[user:password@]host:port. Host names are
+// resolved by the proxy (socks5h:// is accepted as the same), since a private endpoint's name
+// often resolves only inside its network.
+func socksDialer(raw string, direct *net.Dialer) (proxy.ContextDialer, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "socks5" && u.Scheme != "socks5h") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return nil, &OptionError{Field: "Proxy", Reason: "is not socks5://[user:password@]host:port"}
+	}
+	if _, _, err := net.SplitHostPort(u.Host); err != nil {
+		return nil, &OptionError{Field: "Proxy", Reason: "has no port: it must be socks5://[user:password@]host:port"}
+	}
+	var auth *proxy.Auth
+	if u.User != nil {
+		password, _ := u.User.Password()
+		auth = &proxy.Auth{User: u.User.Username(), Password: password}
+	}
+	d, err := proxy.SOCKS5("tcp", u.Host, auth, direct)
+	if err != nil {
+		return nil, &OptionError{Field: "Proxy", Reason: "cannot be used: " + strings.ReplaceAll(err.Error(), raw, u.Redacted())}
+	}
+	return d.(proxy.ContextDialer), nil
+}

@@ -1,0 +1,151 @@
+package valkey_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/socks5test"
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+)
+
+// userConns are the peer addresses of s's connections of user.
+func userConns(t *testing.T, s *valkeytest.Server, user string) []string {
+	t.Helper()
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	list, err := rdb.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		fields := map[string]string{}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			fields[k] = v
+		}
+		if fields["user"] == user {
+			addrs = append(addrs, fields["addr"])
+		}
+	}
+	return addrs
+}
+
+// allThroughProxy checks that user has connections on the servers, and that each one is the
+// proxy's: its peer address is one the proxy dialled from.
+func allThroughProxy(t *testing.T, p *socks5test.Proxy, user string, servers ...*valkeytest.Server) {
+	t.Helper()
+	var local []string
+	for _, c := range p.Conns() {
+		local = append(local, c.Local)
+	}
+	total := 0
+	for _, s := range servers {
+		for _, addr := range userConns(t, s, user) {
+			total++
+			if !slices.Contains(local, addr) {
+				t.Errorf("connection from %s to %s went around the proxy (the proxy dialled from %v)", addr, s.Addr(), local)
+			}
+		}
+	}
+	if total == 0 {
+		t.Errorf("user %s has no connection on %d servers", user, len(servers))
+	}
+}
+
+// TestProxy_CarriesASingleServer: every connection goes through the SOCKS5 proxy, with its user
+// and password, and the host name is sent to the proxy unresolved (socks5h semantics).
+func TestProxy_CarriesASingleServer(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.StartT(t)
+	user, password := s.ACLUser(t, "*", "+@all")
+	p := socks5test.StartT(t, "tunnel", "s3cret")
+	named := net.JoinHostPort("localhost", strconv.Itoa(s.Port))
+	c := newClient(t, valkey.Options{URL: "valkey://" + named, Username: user, Password: password,
+		Proxy: "socks5://tunnel:s3cret@" + p.Addr})
+	stream := key(t, "stream")
+	for i := range 3 {
+		if _, _, err := c.EnsureGroup(context.Background(), stream, fmt.Sprintf("g%d", i), valkey.StartNew); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allThroughProxy(t, p, user, s)
+	if conns := p.Conns(); len(conns) == 0 || conns[0].Target != named {
+		t.Errorf("the proxy was asked for %v, want %s: the name resolved by the proxy", conns, named)
+	}
+
+	wrong := newClient(t, valkey.Options{URL: "valkey://" + named, Username: user, Password: password,
+		Proxy: "socks5://tunnel:wrong@" + p.Addr, MaxRetries: new(0)})
+	_, _, err := wrong.EnsureGroup(context.Background(), stream, "refused", valkey.StartNew)
+	var u *valkey.UnreachableError
+	if !errors.As(err, &u) || u.Step != "connect" {
+		t.Errorf("with a wrong proxy password: %v, want a failure to connect", err)
+	}
+}
+
+// TestProxy_CarriesEveryClusterNode: the seeds and every node CLUSTER SLOTS names are dialled
+// through the proxy.
+func TestProxy_CarriesEveryClusterNode(t *testing.T) {
+	t.Parallel()
+	cluster := valkeytest.StartClusterT(t, 3, 0)
+	user, password := cluster.ACLUser(t, "*", "+@all")
+	p := socks5test.StartT(t, "", "")
+	c := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs()[:1], Username: user, Password: password,
+		Proxy: "socks5h://" + p.Addr, MinReplicaAcks: new(0)})
+	for i := range 12 { // twelve hash tags: every master owns some of them
+		stream := valkeytest.Key(t, fmt.Sprintf("test:{%%s-%d}:stream", i))
+		if _, _, err := c.EnsureGroup(context.Background(), stream, "g", valkey.StartNew); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allThroughProxy(t, p, user, cluster.Nodes...)
+	for _, node := range cluster.Nodes {
+		if len(userConns(t, node, user)) == 0 {
+			t.Errorf("node %s was never reached", node.Addr())
+		}
+	}
+}
+
+// TestProxy_CarriesSentinelsAndThePrimary: the sentinels asked for the primary, and the primary,
+// are dialled through the proxy.
+func TestProxy_CarriesSentinelsAndThePrimary(t *testing.T) {
+	t.Parallel()
+	st := valkeytest.StartSentinelT(t, 1)
+	user, password := st.Primary.ACLUser(t, "*", "+@all")
+	p := socks5test.StartT(t, "", "")
+	c := newClient(t, valkey.Options{Username: user, Password: password, Proxy: "socks5://" + p.Addr, MinReplicaAcks: new(0),
+		Sentinel: &valkey.SentinelOptions{MasterName: st.MasterName, Addrs: st.Addrs()}})
+	if _, _, err := c.EnsureGroup(context.Background(), key(t, "stream"), "g", valkey.StartNew); err != nil {
+		t.Fatal(err)
+	}
+	allThroughProxy(t, p, user, st.Primary)
+	var targets []string
+	for _, conn := range p.Conns() {
+		targets = append(targets, conn.Target)
+	}
+	if !slices.Contains(targets, st.Addrs()[0]) {
+		t.Errorf("the proxy carried %v, not the sentinel %s", targets, st.Addrs()[0])
+	}
+}
+
+// TestProxy_RefusesWhatIsNotSOCKS5: a proxy setting that is not socks5://host:port is refused
+// when the client is made, without repeating its password.
+func TestProxy_RefusesWhatIsNotSOCKS5(t *testing.T) {
+	for _, raw := range []string{"http://u:hunter2@proxy:3128", "socks5://u:hunter2@proxy", "socks5://", "proxy:1080"} {
+		_, err := valkey.NewClient(valkey.Options{Proxy: raw})
+		var optionErr *valkey.OptionError
+		if !errors.As(err, &optionErr) || optionErr.Field != "Proxy" {
+			t.Errorf("%s: %v, want an OptionError on Proxy", raw, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error %q repeats the password", raw, err)
+		}
+	}
+}
