@@ -21,6 +21,7 @@
 #             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
 #     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
+#     perf    the perf gate (scripts/perfgate.sh), and the check that it fails on planted quadratic warnings
 #   CLI:  terraform@VERSION | tofu@VERSION   built from the Go module proxy and cached
 #         terraform@path | tofu@path          the binary on PATH (terraform >= 1.8, tofu >= 1.6)
 #   VALKEY_VERSIONS     the server versions of the unit step, words of 8.0 (the installed
@@ -30,7 +31,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-all=gates,unit,acc,faults,chaos,registry,modules,fuzz
+all=gates,unit,acc,faults,chaos,registry,modules,fuzz,perf
 steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
 shift
 [ "$steps" = all ] && steps=$all
@@ -264,6 +265,11 @@ fi
 if wants fuzz; then
   step "fuzz (base counts)" scripts/fuzz.sh 1
   step "fuzz: a planted crasher fails" scripts/fuzz.sh planted
+fi
+
+if wants perf; then
+  step "perf gate: ours within 1.3x of the plugin floor" scripts/perfgate.sh
+  step "perf gate: the quadratic warnings fail it" scripts/perfgate.sh planted
 fi
 
 say "summary ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s; logs in build/)"

@@ -40,7 +40,8 @@ var (
 	gateConfirm = flag.Int("gate-confirm", 2, "more paired cycles of a cell with a command over -gate-max; the cell fails on the median of all its runs")
 	gateBusy    = flag.Float64("gate-busy-load", float64(2*runtime.NumCPU()),
 		"above this 1-minute load average a wall ratio over -gate-max fails only with the CPU ratio (default: twice the cores)")
-	gateOut = flag.String("gate-out", "../build", "where the perf gate writes perfgate.md and perfgate.json")
+	gateWarmUp = flag.Bool("gate-warm-up", true, "an untimed cycle of each subject before the timed ones")
+	gateOut    = flag.String("gate-out", "../build", "where the perf gate writes perfgate.md and perfgate.json")
 )
 
 // gateOver is the exit status of a gate that measured a command over -gate-max.
@@ -77,7 +78,8 @@ func runGate(b *bench) int {
 		fatalf("%v", err)
 	}
 	defer b.srv.Close()
-	res, err := b.measureGroups(ctx, groupRun{sizes: parseSizes("gate-sizes", *gateSizes), clis: []string{bin}, shapes: shapes, subjects: gateSubjects})
+	res, err := b.measureGroups(ctx, groupRun{sizes: parseSizes("gate-sizes", *gateSizes), clis: []string{bin}, shapes: shapes,
+		subjects: gateSubjects, noWarmUp: !*gateWarmUp})
 	if err != nil {
 		logf("gate: %v", err)
 		return 1

@@ -115,6 +115,7 @@ type groupRun struct {
 	clis             []string // binaries
 	shapes, subjects []string
 	trips            bool // one more cycle through the counting proxy, on the first CLI
+	noWarmUp         bool // no untimed cycle of each subject first
 }
 
 // measureGroups runs b.reps repetitions of a cycle of each subject, for each CLI, shape and
@@ -142,8 +143,11 @@ func (b *bench) measureGroups(ctx context.Context, g groupRun) (*groupResults, e
 				}
 			}
 		}
-		logf("groups: %s, warm-up", cli)
 		for _, sub := range res.subjects { // untimed: the page cache, and Terraform's first-run work
+			if g.noWarmUp {
+				break
+			}
+			logf("groups: %s, warm-up, %s", cli, sub)
 			if err := b.groupCycle(ctx, tf, res.dirs[groupKey{cells[0], sub, ""}], sub, cells[0].n, b.srv.Addr(), nil); err != nil {
 				return nil, fmt.Errorf("warm-up: %w", err)
 			}
