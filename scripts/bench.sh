@@ -7,6 +7,7 @@
 # ./cmd/bench -h` lists them all. The groups scenario runs on Terraform 1.5.7 and 1.16.4, and the
 # query scenario needs 1.14 or later: scripts/setup.sh builds both (1.16.4 takes about 4 minutes
 # the first time); when 1.16.4 cannot be built, the harness stops before measuring and says so.
+# The quick gate that make ci runs is scripts/perfgate.sh (make perfgate), on the same harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -24,6 +24,7 @@
 #             registry protocol on each CLI of REGISTRY_CLIS, refused when tampered with
 #     modules the module tests of examples/modules/stream-groups on each CLI of MODULE_TEST_CLIS
 #     fuzz    each fuzz target for its base count of executions, and the planted-crasher check
+#     perf    the perf gate (scripts/perfgate.sh), and the check that it fails on planted quadratic warnings
 #   CLI:  terraform@VERSION | tofu@VERSION   the CLI of that version: TF_ACC_TERRAFORM_PATH or
 #                                            the one on PATH when it reports VERSION, else from
 #                                            HashiCorp's releases (Terraform, where reachable),
@@ -40,7 +41,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-all=gates,unit,acc,faults,chaos,registry,modules,fuzz
+all=gates,unit,acc,faults,chaos,registry,modules,fuzz,perf
 steps=${1:?usage: scripts/test.sh STEPS [CLI...] (STEPS: all, or some of $all)}
 shift
 [ "$steps" = all ] && steps=$all
@@ -396,6 +397,12 @@ if [ -n "$cross_pid" ]; then
   wait "$cross_pid" || status=$?
   cat build/crosscheck.log
   record "cross-compiled release platforms" "$status"
+fi
+
+# Last, alone on the machine: the perf gate compares ours with the floor side by side.
+if wants perf; then
+  step "perf gate: ours within 1.3x of the plugin floor" scripts/perfgate.sh
+  step "perf gate: the quadratic warnings fail it" scripts/perfgate.sh planted
 fi
 
 say "summary ($(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s; logs in build/)"

@@ -63,11 +63,15 @@ type groupSample struct {
 func (s groupSample) counts() map[string]int64 { return s.cmds }
 
 type groupResults struct {
-	clis    []string
-	sizes   []int
-	reps    int
-	samples map[groupKey][]groupSample
-	trips   map[groupKey]tripCount // the first CLI, blocks, warned
+	clis             []string
+	tfs              []*terraform // one per CLI
+	sizes            []int
+	shapes, subjects []string
+	reps             int
+	samples          map[groupKey][]groupSample
+	trips            map[groupKey]tripCount // the first CLI, blocks, warned
+	dirs             map[groupKey]string    // each cell's and subject's configuration (op "")
+	peakLoad         map[groupCell]float64  // the largest 1-minute load average seen as a cycle of the cell began
 }
 
 type groupsScenario struct{}
@@ -94,59 +98,92 @@ func checkCLI(bin string) error {
 
 func (groupsScenario) run(ctx context.Context, b *bench) (string, error) {
 	began, load := time.Now(), loadAvg()
-	res := &groupResults{sizes: parseSizes("sizes", *groupSizes), reps: b.reps,
-		samples: map[groupKey][]groupSample{}, trips: map[groupKey]tripCount{}}
-	bins := strings.Split(*groupCLIs, ",")
+	sizes, bins := parseSizes("sizes", *groupSizes), strings.Split(*groupCLIs, ",")
 	if b.quick {
-		res.sizes, bins = res.sizes[:1], bins[:1]
+		sizes, bins = sizes[:1], bins[:1]
 	}
-	for ci, bin := range bins {
+	res, err := b.measureGroups(ctx, groupRun{sizes: sizes, clis: bins, shapes: groupShapes, subjects: groupSubjects, trips: true})
+	if err != nil {
+		return "", err
+	}
+	return res.markdown(began, load), nil
+}
+
+// groupRun is what measureGroups measures: the full scenario's or the perf gate's (gate.go).
+type groupRun struct {
+	sizes            []int
+	clis             []string // binaries
+	shapes, subjects []string
+	trips            bool // one more cycle through the counting proxy, on the first CLI
+	noWarmUp         bool // no untimed cycle of each subject first
+}
+
+// measureGroups runs b.reps repetitions of a cycle of each subject, for each CLI, shape and
+// size, after an untimed warm-up, side by side: within a repetition the subjects of one cell
+// run back to back, in an order that rotates.
+func (b *bench) measureGroups(ctx context.Context, g groupRun) (*groupResults, error) {
+	res := &groupResults{sizes: g.sizes, shapes: g.shapes, subjects: g.subjects, reps: b.reps,
+		samples: map[groupKey][]groupSample{}, trips: map[groupKey]tripCount{}, dirs: map[groupKey]string{}, peakLoad: map[groupCell]float64{}}
+	for ci, bin := range g.clis {
 		tf := b.terraform(bin)
 		cli := version(bin, tf.env(), "version")
 		res.clis = append(res.clis, cli)
-		dirs := map[groupKey]string{}
+		res.tfs = append(res.tfs, tf)
 		var cells []groupCell
 		for _, n := range res.sizes {
-			for _, shape := range groupShapes {
+			for _, shape := range res.shapes {
 				cell := groupCell{cli, shape, n}
 				cells = append(cells, cell)
-				for _, sub := range groupSubjects {
+				for _, sub := range res.subjects {
 					dir := filepath.Join(b.out, "work", fmt.Sprintf("cli%d-%s-n%d-%s", ci, shape, n, sub))
 					if err := writeGroupConfig(dir, sub == "floor", shape, n, n/10); err != nil {
-						return "", err
+						return nil, err
 					}
-					dirs[groupKey{cell, sub, ""}] = dir
+					res.dirs[groupKey{cell, sub, ""}] = dir
 				}
 			}
 		}
-		logf("groups: %s, warm-up", cli)
-		for _, sub := range groupSubjects { // untimed: the page cache, and Terraform's first-run work
-			if err := b.groupCycle(ctx, tf, dirs[groupKey{cells[0], sub, ""}], sub, cells[0].n, b.srv.Addr(), nil); err != nil {
-				return "", fmt.Errorf("warm-up: %w", err)
+		for _, sub := range res.subjects { // untimed: the page cache, and Terraform's first-run work
+			if g.noWarmUp {
+				break
+			}
+			logf("groups: %s, warm-up, %s", cli, sub)
+			if err := b.groupCycle(ctx, tf, res.dirs[groupKey{cells[0], sub, ""}], sub, cells[0].n, b.srv.Addr(), nil); err != nil {
+				return nil, fmt.Errorf("warm-up: %w", err)
 			}
 		}
 		for rep := range b.reps {
 			for i, cell := range cells {
-				for j := range groupSubjects { // the order rotates from one repetition to the next
-					sub := groupSubjects[(j+i+rep)%len(groupSubjects)]
-					logf("groups: rep %d/%d %s %s N=%d %s", rep+1, b.reps, cli, cell.shape, cell.n, sub)
-					record := func(op string, s groupSample) {
-						k := groupKey{cell, sub, op}
-						res.samples[k] = append(res.samples[k], s)
-					}
-					if err := b.groupCycle(ctx, tf, dirs[groupKey{cell, sub, ""}], sub, cell.n, b.srv.Addr(), record); err != nil {
-						return "", err
-					}
+				if err := b.groupReps(ctx, tf, res, cell, rep, i, fmt.Sprintf("rep %d/%d", rep+1, b.reps)); err != nil {
+					return nil, err
 				}
 			}
 		}
-		if ci == 0 {
-			if err := b.countTrips(ctx, tf, cells, dirs, res); err != nil {
-				return "", err
+		if ci == 0 && g.trips {
+			if err := b.countTrips(ctx, tf, cells, res.dirs, res); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return res.markdown(began, load), nil
+	return res, nil
+}
+
+// groupReps runs one timed cycle of each subject of cell, back to back, starting with subject
+// (rep+i) mod the number of subjects, and records them.
+func (b *bench) groupReps(ctx context.Context, tf *terraform, res *groupResults, cell groupCell, rep, i int, label string) error {
+	for j := range res.subjects { // the order rotates from one repetition to the next
+		res.peakLoad[cell] = max(res.peakLoad[cell], load1())
+		sub := res.subjects[(j+i+rep)%len(res.subjects)]
+		logf("groups: %s %s %s N=%d %s", label, cell.cli, cell.shape, cell.n, sub)
+		record := func(op string, s groupSample) {
+			k := groupKey{cell, sub, op}
+			res.samples[k] = append(res.samples[k], s)
+		}
+		if err := b.groupCycle(ctx, tf, res.dirs[groupKey{cell, sub, ""}], sub, cell.n, b.srv.Addr(), record); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // countTrips runs one more cycle of the warned subject per size (blocks) through the counting
@@ -196,7 +233,15 @@ func (b *bench) groupCycle(ctx context.Context, tf *terraform, dir, sub string, 
 			return err
 		}
 		warnings, named := groupWarnings(out)
-		if want := expectedWarnings(sub, op, n); warnings != want || op == "plan" && named != want {
+		want := expectedWarnings(sub, op, n)
+		ok := warnings == want && (op != "plan" || named == want)
+		if !b.exactWarnings {
+			// The gate's looser check: every group named by a command that owes warnings, none by one
+			// that owes none. Terraform prints a warning that has a place in the configuration once
+			// when apply's two plans both give it, which the planted quadratic warnings do.
+			ok = want == 0 && warnings == 0 || want > 0 && named == n
+		}
+		if !ok {
 			return fmt.Errorf("%s in %s printed %d group warnings naming %d groups, want %d: every group's decision must show", op, dir, warnings, named, want)
 		}
 		if record != nil {

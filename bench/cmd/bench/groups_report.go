@@ -33,7 +33,7 @@ func (r *groupResults) value(k groupKey, of func(groupSample) float64) spread {
 func (r *groupResults) cells() []groupCell {
 	var cells []groupCell
 	for _, cli := range r.clis {
-		for _, shape := range groupShapes {
+		for _, shape := range r.shapes {
 			for _, n := range r.sizes {
 				cells = append(cells, groupCell{cli, shape, n})
 			}

@@ -42,6 +42,7 @@ var scenarios = []scenario{groupsScenario{}, clusterScenario{}, queryScenario{},
 type bench struct {
 	reps, parallelism int
 	quick             bool
+	exactWarnings     bool   // every command prints exactly expectedWarnings (the gate only names every group)
 	out               string // work directory: binaries, configurations, state
 	cliConfig         string // dev_overrides for both providers, through rsswrap
 	realDir           string // where rsswrap finds the real provider binaries
@@ -57,7 +58,7 @@ func (b *bench) terraform(bin string) *terraform {
 
 func main() {
 	var (
-		b      bench
+		b      = bench{exactWarnings: true}
 		only   string
 		report string
 		notes  string
@@ -69,7 +70,12 @@ func main() {
 	flag.StringVar(&b.out, "out", "out", "work directory for binaries, configurations and state (gitignored)")
 	flag.StringVar(&report, "report", "BENCHMARKS.md", "report to write; empty writes none")
 	flag.StringVar(&notes, "notes", "notes.md", "hand-written analysis appended to the report when the file exists")
+	flag.StringVar(&providerRoot, "provider", providerRoot, "the provider's module to build ours from")
+	flag.BoolVar(&gateMode, "gate", false, "the perf gate (make perfgate) instead of the scenarios: see gate.go and -gate-*")
 	flag.Parse()
+	if gateMode {
+		os.Exit(runGate(&b))
+	}
 	if b.quick {
 		b.reps = 1
 		if !isFlagSet("report") {
@@ -153,8 +159,9 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s bench: %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-// providerRoot is the provider's module, seen from bench/.
-const providerRoot = ".."
+// providerRoot is the provider's module, seen from bench/: where ours is built from. -provider
+// names another copy (the perf gate's planted check builds one with a patch applied).
+var providerRoot = ".."
 
 // start builds the binaries (our provider exactly as `make build` does, in its own module; in
 // this module the plugin floor, the RSS wrapper under both provider names, and rpcrss), writes

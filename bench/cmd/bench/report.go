@@ -140,6 +140,15 @@ func loadAvg() string {
 	return "unknown"
 }
 
+// load1 is the 1-minute load average, 0 when unknown.
+func load1() float64 {
+	var l float64
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		_, _ = fmt.Sscan(string(b), &l)
+	}
+	return l
+}
+
 // spread is a median with its range.
 type spread struct{ med, lo, hi float64 }
 
