@@ -9,18 +9,21 @@
 #        scripts/perfgate.sh planted    proves that the gate fails on last round's quadratic
 #                                       warnings: bench/testdata/quadratic-warnings.patch applied
 #                                       to a copy of the working tree, 250 groups in blocks
-# PERFGATE_TERRAFORM: the CLI (default: Terraform 1.16.4 when scripts/setup.sh has built it,
-# else 1.5.7, built when missing). PERFGATE_FLAGS: more flags for the harness, such as
+# PERFGATE_TERRAFORM: the CLI (default: the fault matrix's CLI of .github/cli-matrix.json, from
+# PATH at that version or built). PERFGATE_FLAGS: more flags for the harness, such as
 # "-reps 3" or "-gate-sizes 250" (`cd bench && go run ./cmd/bench -h` lists the -gate-* ones).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 scripts/setup.sh valkey >/dev/null
-terraform=${PERFGATE_TERRAFORM:-$(tool_path terraform 1.16.4)}
-if [ -z "${PERFGATE_TERRAFORM:-}" ] && [ ! -x "$terraform" ]; then
-  scripts/setup.sh terraform >/dev/null
-  terraform=$(tool_path terraform "$TERRAFORM_VERSION")
+terraform=${PERFGATE_TERRAFORM:-}
+if [ -z "$terraform" ]; then
+  # The fault matrix's CLI of .github/cli-matrix.json: the one on PATH at that version (a setup
+  # action's), else built from the Go module proxy.
+  entry=$(cli_matrix faults | head -n 1)
+  scripts/setup.sh "$entry" >/dev/null
+  terraform=$(tool_path "${entry%%@*}" "${entry#*@}")
 fi
 read -ra flags <<<"${PERFGATE_FLAGS:-}"
 root=$PWD
