@@ -6,8 +6,6 @@ import (
 	"flag"
 	"os"
 	"reflect"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,43 +223,3 @@ func TestSettings_DocumentationTableIsCurrent(t *testing.T) {
 	}
 }
 
-// TestSettings_ReadmeNamesEveryVariable: the README's short table of settings (section
-// "Connecting", written by hand, with `X[_FILE]` for a pair) names every environment variable
-// the provider reads, and none it does not.
-func TestSettings_ReadmeNamesEveryVariable(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(raw)
-	start := strings.Index(readme, "\n## Connecting\n")
-	if start < 0 {
-		t.Fatal("README.md has no section \"Connecting\"")
-	}
-	section := readme[start+1:]
-	if end := strings.Index(section, "\n## "); end >= 0 {
-		section = section[:end]
-	}
-	var named []string
-	for _, m := range regexp.MustCompile(`VALKEY_[A-Z_]*[A-Z](\[_FILE\])?`).FindAllString(section, -1) {
-		if base, pair := strings.CutSuffix(m, "[_FILE]"); pair {
-			named = append(named, base, base+"_FILE")
-		} else {
-			named = append(named, m)
-		}
-	}
-	var read []string
-	for _, s := range settings {
-		if s.env != "" {
-			read = append(read, s.env)
-			if !slices.Contains(named, s.env) {
-				t.Errorf("README.md's section \"Connecting\" does not name %s (setting %s)", s.env, s.name)
-			}
-		}
-	}
-	for _, v := range named {
-		if !slices.Contains(read, v) {
-			t.Errorf("README.md's section \"Connecting\" names %s, which the provider does not read", v)
-		}
-	}
-}
