@@ -16,7 +16,7 @@ import (
 // Group Outcome Unknown"), though XGROUP CREATE was never sent, and reads (Group, Survey,
 // StreamInfo, GroupDetail, ListGroups) quoted CLUSTER SLOTS's refusal as their own. (Found
 // while building the fault campaign's Cluster mode; put back, the campaign catches it: the
-// plant cluster-slot-map-in-the-door.) Now the slot map is asked for first: its failure is a
+// plant cluster-slot-map-ignored.) Now the slot map is asked for first: its failure is a
 // connection that could not be opened, step CLUSTER SLOTS, which EnsureGroup may try again.
 func TestCluster_SlotMapFailureWritesNothing(t *testing.T) { //nolint:tparallel // the subtests share the proxies' faults in turn
 	t.Parallel()
