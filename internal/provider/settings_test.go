@@ -222,4 +222,3 @@ func TestSettings_DocumentationTableIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-

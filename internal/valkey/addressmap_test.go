@@ -66,7 +66,7 @@ func waitAnnounced(t *testing.T, cluster *valkeytest.Cluster, announced []string
 		ok := true
 		for _, node := range cluster.Nodes {
 			rdb := node.Client()
-			slots, err := rdb.ClusterSlots(context.Background()).Result()
+			slots, err := rdb.ClusterSlots(context.Background()).Result() //nolint:staticcheck // the map go-redis reads
 			_ = rdb.Close()
 			if err != nil {
 				ok = false

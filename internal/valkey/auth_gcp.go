@@ -32,7 +32,9 @@ type gcpIAM struct {
 	err  error
 }
 
-func (g *gcpIAM) token(ctx context.Context) (string, error) {
+// token ignores the connection's context: the credentials are looked up once for every
+// connection of the client, and the token source refreshes on its own.
+func (g *gcpIAM) token(_ context.Context) (string, error) {
 	g.once.Do(func() {
 		var creds *google.Credentials
 		if g.file == "" {

@@ -84,5 +84,9 @@ func socksDialer(raw string, direct *net.Dialer) (proxy.ContextDialer, error) {
 	if err != nil {
 		return nil, &OptionError{Field: "Proxy", Reason: "cannot be used: " + strings.ReplaceAll(err.Error(), raw, u.Redacted())}
 	}
-	return d.(proxy.ContextDialer), nil
+	cd, ok := d.(proxy.ContextDialer)
+	if !ok { // x/net/proxy's SOCKS5 dialer has always been one
+		return nil, &OptionError{Field: "Proxy", Reason: "cannot be used: its dialer takes no context"}
+	}
+	return cd, nil
 }

@@ -39,7 +39,7 @@ func lookServer(env, program string) (string, error) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		if name != program {
-			return "", fmt.Errorf("%s=%s is not a program that runs: %v", env, name, err)
+			return "", fmt.Errorf("%s=%s is not a program that runs: %w", env, name, err)
 		}
 		return "", fmt.Errorf("no %s on PATH (or set %s to one): %s", program, env, InstallHint(program))
 	}
