@@ -20,11 +20,8 @@ import (
 // and the server saw the certificate's user (the default user is off, so nothing else gets in).
 func TestAccProvider_CertificateLoginWithoutPassword(t *testing.T) {
 	t.Parallel()
-	valkeytest.Need(t)
 	// Valkey 8.1.1 refuses the directive ("Bad directive"); 9.1.2 is the version tested here.
-	if major, minor, err := valkeytest.Version(); err != nil || major < 9 {
-		t.Skipf("certificate login needs Valkey 9 (tls-auth-clients-user); the server here is %d.%d (%v)", major, minor, err)
-	}
+	valkeytest.NeedVersion(t, 9, 0, "certificate login: tls-auth-clients-user")
 	pki := valkeytest.NewPKIT(t)
 	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, true), valkeytest.WithArgs("--tls-auth-clients-user", "CN"))
 	ctx := context.Background()
