@@ -184,9 +184,13 @@ func TestParseURL_RefusesPortsOutOfRange(t *testing.T) {
 // TestParseURL_SchemelessURLDoesNotEchoPassword guards a mistake users make: the scheme
 // forgotten. url.Parse reads "default:pw@host" as scheme "default" with an opaque part, so
 // RedactURL finds no password to hide and the "no scheme" error repeats it, and the provider
-// then prints it in the plan's diagnostic and the TRACE log.
+// then prints it in the plan's diagnostic and the TRACE log. A "://" that comes only after the
+// password (found by FuzzParseURL: ":0000@://") must not make the text before it a scheme.
 func TestParseURL_SchemelessURLDoesNotEchoPassword(t *testing.T) {
-	for _, raw := range []string{"default:s3cret-pw@127.0.0.1:6379", ":s3cret-pw@127.0.0.1:6379", "app:s3cret-pw@localhost"} {
+	for _, raw := range []string{
+		"default:s3cret-pw@127.0.0.1:6379", ":s3cret-pw@127.0.0.1:6379", "app:s3cret-pw@localhost",
+		":s3cret-pw@://", "app:s3cret-pw@://host:6379", "app:s3cret-pw@valkey://host:6379",
+	} {
 		_, err := ParseURL(raw)
 		if err == nil {
 			t.Fatalf("ParseURL(%q) accepted a URL without a scheme", raw)

@@ -28,7 +28,7 @@ var urlSchemes = map[string]string{
 // The "s" forms turn TLS on, verified against the system roots.
 func ParseURL(raw string) (*redis.Options, error) {
 	bad := func(reason string) error { return &URLError{URL: RedactURL(raw), Reason: reason} }
-	scheme, rest, ok := strings.Cut(raw, "://")
+	scheme, rest, ok := cutScheme(raw)
 	if !ok {
 		return nil, bad("it has no scheme")
 	}
@@ -83,7 +83,7 @@ func ParseURL(raw string) (*redis.Options, error) {
 // It may hide more than the password, never less.
 func RedactURL(raw string) string {
 	prefix, rest := "", raw
-	if scheme, after, ok := strings.Cut(raw, "://"); ok {
+	if scheme, after, ok := cutScheme(raw); ok {
 		prefix, rest = scheme+"://", after
 	}
 	at := strings.LastIndex(rest, "@")
@@ -96,6 +96,24 @@ func RedactURL(raw string) string {
 	}
 	return prefix + user + ":xxxxx" + rest[at:]
 }
+
+// cutScheme splits "scheme://rest" where the scheme has RFC 3986's syntax: a letter, then
+// letters, digits, "+", "-" or ".". Text with ":" or "@" before the first "://" (such as
+// "user:pw@valkey://host") has no scheme, so the password in it is never quoted as one.
+func cutScheme(raw string) (scheme, rest string, ok bool) {
+	scheme, rest, ok = strings.Cut(raw, "://")
+	if !ok || scheme == "" || !isLetter(scheme[0]) {
+		return "", raw, false
+	}
+	for i := 1; i < len(scheme); i++ {
+		if c := scheme[i]; !isLetter(c) && (c < '0' || c > '9') && c != '+' && c != '-' && c != '.' {
+			return "", raw, false
+		}
+	}
+	return scheme, rest, true
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // validHost reports a host name or IP address that can be dialled.
 func validHost(host string) bool {
