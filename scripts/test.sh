@@ -86,23 +86,26 @@ failed=0
 started=$SECONDS
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-# record NAME STATUS: one summary line for a step without test counts.
+# duration SECONDS: "7 min 41 s" or "41 s".
+duration() { if [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
+# record NAME STATUS [TIME]: one summary line for a step without test counts.
 record() {
-  if [ "$2" = 0 ]; then echo "$1: ok" >>"$summary"; else echo "$1: FAILED" >>"$summary"; failed=1; fi
+  local took=${3:+ ($3)}
+  if [ "$2" = 0 ]; then echo "$1: ok$took" >>"$summary"; else echo "$1: FAILED$took" >>"$summary"; failed=1; fi
 }
-# step NAME COMMAND...: runs a gate and records its result.
+# step NAME COMMAND...: runs a gate and records its result and how long it took.
 step() {
-  local name=$1 status=0
+  local name=$1 status=0 begun=$SECONDS
   shift
   say "$name"
   "$@" || status=$?
-  record "$name" "$status"
+  record "$name" "$status" "$(duration $((SECONDS - begun)))"
 }
 gotestsum=$(tool_path gotestsum "$GOTESTSUM_VERSION")
 # gotest NAME LOG [ENV=VALUE...] -- ARGS...: one go test lane through gotestsum, which shows
 # each package and each failure, keeps the -json stream in LOG's .json, and sums the lane up.
 gotest() {
-  local name=$1 log=$2 status=0
+  local name=$1 log=$2 status=0 begun=$SECONDS
   shift 2
   local env=()
   while [ "$1" != -- ]; do env+=("$1"); shift; done
@@ -113,12 +116,13 @@ gotest() {
   [ "${1:-}" = --raw-command ] && args=("$@")
   env "${env[@]}" "$gotestsum" --format pkgname --format-hide-empty-pkg --hide-summary=skipped \
     --jsonfile "${log%.log}.json" "${args[@]}" 2>&1 | tee "$log" || status=$?
-  lane_summary "$name" "${log%.log}.json" >>"$summary"
+  lane_summary "$name" "${log%.log}.json" "$(duration $((SECONDS - begun)))" >>"$summary"
   [ "$status" = 0 ] || { failed=1; echo "  full output: $log, ${log%.log}.json" >>"$summary"; }
 }
 
-# lane_summary NAME JSON: the lane's line of the summary (tests passed, skipped, failed, and
-# packages that failed to build or outside any test), counted in the lane's -json stream, then
+# lane_summary NAME JSON TIME: the lane's line of the summary (tests passed, skipped, failed,
+# packages that failed to build or outside any test, and how long it took), counted in the
+# lane's -json stream, then
 # each skip reason (a skipped test's last line) with the tests it covers, from gotestsum's own
 # summary of that stream.
 lane_summary() {
@@ -130,7 +134,7 @@ lane_summary() {
   printf '%s: %d passed, %d skipped, %d failed' "$1" "$passed" "$skipped" "$failed"
   [ "$broken" = 0 ] || printf ', %d packages did not build' "$broken"
   [ "$failed" != 0 ] || [ "$packages" -le "$broken" ] || printf ', %d packages failed outside any test' "$((packages - broken))"
-  printf '\n'
+  printf ' (%s)\n' "$3"
   "$gotestsum" --format dots --hide-summary=failed,errors --raw-command -- cat "$json" 2>/dev/null \
     | awk '
       function flush() { if (test != "") { n[reason]++; if (n[reason] <= 6) names[reason] = names[reason] " " test } test = "" }
@@ -228,8 +232,9 @@ provider_built=''
 provider_tests() {
   if [ -z "$provider_built" ]; then
     say "the test binary of internal/provider (every CLI lane runs it)"
+    local begun=$SECONDS
     go test -c -o "$provider_test" ./internal/provider && provider_built=ok || provider_built=failed
-    record "build (internal/provider tests)" "$([ "$provider_built" = ok ] && echo 0 || echo 1)"
+    record "build (internal/provider tests)" "$([ "$provider_built" = ok ] && echo 0 || echo 1)" "$(duration $((SECONDS - begun)))"
   fi
   [ "$provider_built" = ok ]
 }
@@ -240,81 +245,66 @@ say "setup"
 # Terraform 1.16.4 alone downloads 2.4 GB of modules, which overlaps the gates and the unit
 # tier instead of waiting in line. The docs gate and the lanes wait for it.
 scripts/setup.sh gotestsum >/dev/null && go mod download
-record "setup (gotestsum)" $?
-# The Valkey builds (about a minute each, cold) run beside the gates and the first server tier.
+record "setup (gotestsum)" $? "$(duration $((SECONDS - started)))"
+# The rest installs in three background streams, started now and each waited for once, when a
+# step first needs it: the Valkey builds (beside the first server tier), the gates' tools
+# (tofu: the gates' HCL format, and a CLI), and the CLIs and opa (beside the gates).
+declare -A setup_pid=() setup_what=()
+# start_setup NAME TARGET...: scripts/setup.sh TARGET... in the background (build/setup-NAME.log).
+start_setup() {
+  local name=$1
+  shift
+  [ $# -gt 0 ] || return 0
+  setup_what[$name]="$*"
+  { SETUP_LOG=$PWD/build/setup-$name.log scripts/setup.sh "$@" >/dev/null; status=$?
+    echo "$((SECONDS - started))" >"build/setup-$name.done"; exit "$status"; } &
+  setup_pid[$name]=$!
+}
+# wait_setup NAME...: waits for each stream still running and records it, with the time since
+# the run started at which it was done.
+wait_setup() {
+  local name status
+  for name in "$@"; do
+    [ -n "${setup_pid[$name]:-}" ] || continue
+    status=0
+    wait "${setup_pid[$name]}" || status=$?
+    record "setup (${setup_what[$name]})" "$status" "done at $(duration "$(cat "build/setup-$name.done" 2>/dev/null || echo 0)")"
+    unset "setup_pid[$name]"
+  done
+}
 builds=()
 for v in "${server_words[@]}"; do
   b=$(valkey_build "$v")
   [ -n "$b" ] && [[ " ${builds[*]} " != *" $b "* ]] && builds+=("$b")
 done
-builds_pid=''
-if [ ${#builds[@]} -gt 0 ]; then
-  SETUP_LOG=$PWD/build/setup-valkey.log scripts/setup.sh "${builds[@]}" >/dev/null &
-  builds_pid=$!
-fi
-# wait_builds records the Valkey builds once, when a step first needs one.
-wait_builds() {
-  if [ -n "$builds_pid" ]; then
-    local status=0
-    wait "$builds_pid" || status=$?
-    record "setup (${builds[*]})" "$status"
-    builds_pid=''
-  fi
-}
-background=()
-if wants acc || wants faults; then
-  background+=(opa) # the policy test evaluates examples/policy
-  background+=("${clis[@]}")
-  wants faults && background+=("$FAULT_MATRIX_CLI")
-fi
-wants chaos && background+=("$FAULT_MATRIX_CLI")
-wants registry && background+=($REGISTRY_CLIS)
-wants modules && background+=($MODULE_TEST_CLIS)
-wants gates && background+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
-# The gates' tools install in a stream of their own (tofu: the gates' HCL format, and a CLI).
+start_setup valkey "${builds[@]}"
 gate_tools=()
 wants gates && gate_tools+=(tofu lint goreleaser actionlint)
 wants registry && ! wants gates && gate_tools+=(goreleaser)
-# Each once, and not what the gates' stream installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
+start_setup tools "${gate_tools[@]}"
+clis_setup=()
+if wants acc || wants faults; then
+  clis_setup+=(opa) # the policy test evaluates examples/policy
+  clis_setup+=("${clis[@]}")
+  wants faults && clis_setup+=("$FAULT_MATRIX_CLI")
+fi
+wants chaos && clis_setup+=("$FAULT_MATRIX_CLI")
+wants registry && clis_setup+=($REGISTRY_CLIS)
+wants modules && clis_setup+=($MODULE_TEST_CLIS)
+wants gates && clis_setup+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
+# Each once, and not what the tools stream installs; a CLI on PATH (or TF_ACC_TERRAFORM_PATH) of
 # the version asked for is not installed.
-mapfile -t background < <(for e in "${background[@]}"; do
+mapfile -t clis_setup < <(for e in "${clis_setup[@]}"; do
   [[ "$e" == *@* && "$e" != *@path ]] && found_cli "${e%%@*}" "${e#*@}" >/dev/null && continue
   echo "$e"
 done | awk -v tofu="${gate_tools[0]:-}@$TOFU_VERSION" 'NF && $0 != tofu && $0 != "env" && $0 !~ /@path$/ && !seen[$0]++')
-background_pid=''
-if [ ${#background[@]} -gt 0 ]; then
-  SETUP_LOG=$PWD/build/setup-background.log scripts/setup.sh "${background[@]}" >/dev/null &
-  background_pid=$!
-fi
-tools_pid=''
-if [ ${#gate_tools[@]} -gt 0 ]; then
-  SETUP_LOG=$PWD/build/setup-tools.log scripts/setup.sh "${gate_tools[@]}" >/dev/null &
-  tools_pid=$!
-fi
-# wait_tools records the gates' tools once, when a step first needs them.
-wait_tools() {
-  if [ -n "$tools_pid" ]; then
-    local status=0
-    wait "$tools_pid" || status=$?
-    record "setup (${gate_tools[*]})" "$status"
-    tools_pid=''
-  fi
-}
-# wait_background records the background installs once, when something first needs them.
-wait_background() {
-  if [ -n "$background_pid" ]; then
-    local status=0
-    wait "$background_pid" || status=$?
-    record "setup (${background[*]})" "$status"
-    background_pid=''
-  fi
-}
+start_setup clis "${clis_setup[@]}"
 
 if wants unit; then
   # Every package; acceptance tests skip here (no TF_ACC) and run once per CLI below. The
   # variable makes a missing valkey-server a failure, not a skip.
   for v in "${valkey_versions[@]}"; do
-    [ -z "$(valkey_build "$v")" ] || wait_builds
+    [ -z "$(valkey_build "$v")" ] || wait_setup valkey
     bin=$(valkey_server_path "$v")
     version=$(server_version "$bin")
     server=Valkey
@@ -333,7 +323,7 @@ if wants gates; then
 fi
 # The server tier ran beside the builds (it waits on servers more than on the CPU); the gates
 # come next, once their tools are there.
-wait_tools
+wait_setup tools
 if wants gates; then
   step "gofmt" scripts/fmt.sh check
   step "go vet" go vet ./...
@@ -342,9 +332,7 @@ if wants gates; then
   step "actionlint, workflow targets" scripts/check-workflows.sh
 fi
 
-wait_background
-wait_builds
-wait_tools
+wait_setup clis valkey tools
 if wants gates; then
   step "docs up to date" scripts/generate.sh check
 fi
