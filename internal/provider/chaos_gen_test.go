@@ -66,13 +66,20 @@ type chaosStep struct {
 	Faults      []faultproxy.Fault
 	Parallelism int // the -parallelism of the step's command, 1 or 10 (the default); no fault depends on the order it allows
 	MaxRetries  int // the provider's max_retries for this step
+	// NoRefresh makes a plan or apply run with -refresh=false whatever the step's Pick says
+	// (a slot-map step: slotMapSteps).
+	NoRefresh bool
 }
 
 func (s chaosStep) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d: %s", s.N, s.Kind)
 	if s.Kind != stepOutOfBand && s.Kind != stepRestart {
-		fmt.Fprintf(&b, " (parallelism %d, max_retries %d)", s.Parallelism, s.MaxRetries)
+		fmt.Fprintf(&b, " (parallelism %d, max_retries %d", s.Parallelism, s.MaxRetries)
+		if s.NoRefresh {
+			b.WriteString(", -refresh=false")
+		}
+		b.WriteString(")")
 	}
 	for _, f := range s.Faults {
 		b.WriteString("; " + describeFault(f))
@@ -172,8 +179,38 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 		}
 		steps[i] = s
 	}
+	if mode == chaosCluster {
+		slotMapSteps(steps, seed)
+	}
 	return steps
 }
+
+// slotMapSteps makes a quarter of a Cluster campaign's applies (chaosSlotMapShare) meet a slot
+// map that never loads: one more fault, the step's first (the one that acts where others
+// match too), on every CLUSTER SLOTS, that keeps its reply from the provider (dropped, cut,
+// never answered, or late), and -refresh=false, so that the apply gets
+// past its refresh (which must fail on such a map) to its creates, each of which then meets
+// the failed load first. Drawn from a stream of its own, so that every other draw of the seed
+// (and the standalone campaign) stays as it was.
+func slotMapSteps(steps []chaosStep, seed int64) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x73_6c_6f_74_73)) //nolint:gosec // a reproducible test sequence
+	lost := []faultproxy.Fault{
+		{Command: "CLUSTER SLOTS", Action: faultproxy.DropReply},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.CutReply},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.Hang},
+		{Command: "CLUSTER SLOTS", Action: faultproxy.DelayReply, Delay: chaosLateDelay},
+	}
+	for i := range steps {
+		roll, f := rng.IntN(100), lost[rng.IntN(len(lost))]
+		if steps[i].Kind == stepApply && roll < chaosSlotMapShare {
+			steps[i].Faults = append([]faultproxy.Fault{f}, steps[i].Faults...) // first, so that it acts on every CLUSTER SLOTS
+			steps[i].NoRefresh = true
+		}
+	}
+}
+
+// chaosSlotMapShare is the percentage of a Cluster campaign's applies that are slot-map steps.
+const chaosSlotMapShare = 25
 
 // chaosFault draws one fault: any kind the proxy knows, on a command the provider sends. A
 // fault picks its commands by what they are, never by the order they arrive in, since nothing

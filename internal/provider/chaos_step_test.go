@@ -110,6 +110,9 @@ func (run *chaosRun) runCommand(kind stepKind, s chaosStep, rng *rand.Rand) (res
 	// in a step of their own do): faults then reach the plan-time reads and the door with no
 	// failed refresh before them.
 	refreshing := s.Kind == stepConverge || rng.IntN(5) != 0
+	if s.NoRefresh && kind != stepConverge {
+		refreshing = false
+	}
 	refresh := tfexec.Refresh(refreshing)
 	switch kind {
 	case stepPlan:

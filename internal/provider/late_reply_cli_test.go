@@ -57,27 +57,37 @@ func expectLateReplyOutcomeUnknown(t *testing.T, provider, addr string, admins [
 	t.Helper()
 	stream := testKey(t)
 	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "late", "head"))
+	expectOutcomeUnknownThenAdopted(t, r, stream, "late", addr, admins, "i/o timeout")
+}
 
-	failed := r.apply().must(t, false).diags
-	if notCreated := findDiagnostic(failed, tfjson.DiagnosticSeverityError, "Consumer Group Not Created"); len(notCreated) > 0 {
-		t.Fatalf("the late reply was reported as a known failure: %s", notCreated[0].Detail)
-	}
-	errs := findDiagnostic(failed, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
+// expectOutcomeUnknownThenAdopted applies r, whose one resource (valkey_stream_group.test)
+// declares group name of stream, a new group whose create's reply a fault keeps from the
+// provider (lost, or late), and applies it again. The first apply fails with Outcome Unknown
+// alone (never "Consumer Group Not Created", a known failure, and never an adoption), whose
+// detail says where the create went, that it was not sent again, what the server shows and
+// each of causes; it records nothing, and the server ran the create once. The second apply
+// adopts the group, with the warning that allows it may be the first apply's own. addr is how
+// the error names the server; admins reach every node directly.
+func expectOutcomeUnknownThenAdopted(t *testing.T, r *cliRun, stream, name, addr string, admins []*redis.Client, causes ...string) {
+	t.Helper()
+	failed := r.apply().must(t, false)
+	sent := fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost", name, stream, addr)
+	expectErrorsOnly(t, failed, sent, "Consumer Group Outcome Unknown")
+	errs := findDiagnostic(failed.diags, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
 	if len(errs) != 1 {
-		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed)
+		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed.diags)
 	}
-	for _, want := range []string{
-		fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost", "late", stream, addr),
-		"i/o timeout", "cannot tell whether this apply created the group", "was not sent again",
-		fmt.Sprintf("shows group %q on stream %q, at last-delivered-id 0-0", "late", stream), "Nothing was written to state",
-	} {
+	for _, want := range append([]string{
+		"cannot tell whether this apply created the group", "was not sent again",
+		fmt.Sprintf("shows group %q on stream %q, at last-delivered-id 0-0", name, stream), "Nothing was written to state",
+	}, causes...) {
 		if !strings.Contains(unwrap(errs[0].Detail), want) {
 			t.Errorf("the error does not say %q: %s", want, errs[0].Detail)
 		}
 	}
-	expectWarning(t, failed, adoptedSummary, 0)
+	expectWarning(t, failed.diags, adoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 0 {
-		t.Errorf("state after the late reply: %+v, want nothing", groups)
+		t.Errorf("state after the create whose reply did not come: %+v, want nothing", groups)
 	}
 	calls := 0
 	for _, rdb := range admins {

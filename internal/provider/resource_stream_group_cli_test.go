@@ -99,33 +99,7 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Action: faultproxy.DropReply, Times: 1})
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
 
-	failed := r.apply().must(t, false).diags
-	errs := findDiagnostic(failed, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
-	if len(errs) != 1 {
-		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed)
-	}
-	for _, want := range []string{
-		fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost", "lost", stream, proxy.Addr()),
-		"cannot tell whether this apply created the group", "was not sent again",
-		fmt.Sprintf("shows group %q on stream %q, at last-delivered-id 0-0", "lost", stream), "Nothing was written to state",
-	} {
-		if !strings.Contains(unwrap(errs[0].Detail), want) {
-			t.Errorf("the error does not say %q: %s", want, errs[0].Detail)
-		}
-	}
-	expectWarning(t, failed, adoptedSummary, 0)
-	if groups := r.stateGroups(); len(groups) != 0 {
-		t.Errorf("state after the lost reply: %+v, want nothing", groups)
-	}
-	if calls := valkeytest.CommandCalls(t, rdb, "xgroup|create"); calls != 1 {
-		t.Errorf("XGROUP CREATE ran %d times in the first apply, want once", calls)
-	}
-
-	adopted := r.apply().must(t, true).diags
-	expectWarning(t, adopted, adoptedSummary, 1, "at last-delivered-id 0-0", "an earlier apply whose reply was lost")
-	if g := r.stateGroup("test"); !g.Adopted {
-		t.Errorf("state after the second apply: %+v, want the group adopted", g)
-	}
+	expectOutcomeUnknownThenAdopted(t, r, stream, "lost", proxy.Addr(), []*redis.Client{rdb})
 	if g, _, _ := serverGroup(rdb, stream, "lost"); g.LastDeliveredID != "0-0" {
 		t.Errorf("the group is at %s; the lost create started it at the head", g.LastDeliveredID)
 	}
