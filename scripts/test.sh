@@ -54,6 +54,7 @@ if [ ${#clis[@]} = 0 ]; then
 fi
 : "${FAULT_MATRIX_CLI:=$(cli_matrix faults | head -n 1)}" "${REGISTRY_CLIS:=$(cli_matrix registry | xargs)}" \
   "${MODULE_TEST_CLIS:=$(cli_matrix modules | xargs)}"
+mapfile -t chaos_clis < <(cli_matrix chaos) # the fixed campaign's three lanes, below
 read -ra valkey_versions <<<"${VALKEY_VERSIONS:-path}"
 cli_valkey=${CLI_VALKEY_VERSION:-9.1}
 wants() { [[ ",$steps," == *",$1,"* ]]; }
@@ -288,7 +289,7 @@ if wants acc || wants faults; then
   clis_setup+=("${clis[@]}")
   wants faults && clis_setup+=("$FAULT_MATRIX_CLI")
 fi
-wants chaos && clis_setup+=("$FAULT_MATRIX_CLI")
+wants chaos && clis_setup+=("$FAULT_MATRIX_CLI" "${chaos_clis[@]}")
 wants registry && clis_setup+=($REGISTRY_CLIS)
 wants modules && clis_setup+=($MODULE_TEST_CLIS)
 wants gates && clis_setup+=("terraform@1.16.4") # the docs' schema (scripts/generate.sh)
@@ -350,10 +351,11 @@ fi
 if wants chaos; then
   # Chosen seeds (CHAOS_SEEDS: make chaos SEED=...) run on FAULT_MATRIX_CLI, with no time limit.
   # Without them (the full run, or make chaos with no SEED), the fixed set: seeds 1-2 of 60
-  # steps in both modes, split across the campaign's three CLIs so that each runs a quarter to a
-  # half of it and the whole costs what it did on one CLI: seed 1 in both modes on
-  # FAULT_MATRIX_CLI, seed 2 standalone on Terraform 1.5.7, seed 2 in Cluster mode on OpenTofu
-  # 1.12.6. Then each planted bug must be caught (CHAOS_PLANTED=1), on FAULT_MATRIX_CLI.
+  # steps in both modes, split across the three CLIs of cli-matrix.json's "chaos" so that each
+  # runs a quarter to a half of it and the whole costs what it did on one CLI: seed 1 in both
+  # modes on the first (Terraform 1.16.4), seed 2 standalone on the second (Terraform 1.5.7),
+  # seed 2 in Cluster mode on the third (OpenTofu 1.12.6). Then each planted bug must be caught
+  # (CHAOS_PLANTED=1), on FAULT_MATRIX_CLI.
   # CHAOS_CAMPAIGN (make chaos: CAMPAIGN.md) gets the report: one section per lane, then the
   # plants.
   export CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
@@ -363,7 +365,8 @@ if wants chaos; then
   else
     campaign=${CHAOS_CAMPAIGN:-}
     rm -f build/campaign-*.md
-    chaos_lanes=("$FAULT_MATRIX_CLI standalone,cluster 1" "terraform@1.5.7 standalone 2" "tofu@1.12.6 cluster 2")
+    [ ${#chaos_clis[@]} = 3 ] || { echo "test.sh: .github/cli-matrix.json's \"chaos\" must name three CLIs" >&2; exit 2; }
+    chaos_lanes=("${chaos_clis[0]} standalone,cluster 1" "${chaos_clis[1]} standalone 2" "${chaos_clis[2]} cluster 2")
     for i in "${!chaos_lanes[@]}"; do
       read -r lane_cli lane_modes lane_seeds <<<"${chaos_lanes[$i]}"
       CHAOS_SEEDS=$lane_seeds CHAOS_MODES=$lane_modes FAULT_MATRIX_CLI=$lane_cli GO_TEST_TIMEOUT=0 \
