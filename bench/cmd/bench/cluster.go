@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,20 +36,11 @@ func parseClusterShape(quick bool) (clusterShape, error) {
 	if strings.TrimSpace(v) == "" {
 		return clusterShape{}, nil
 	}
-	n, k, _ := strings.Cut(v, "/")
-	sh := clusterShape{atoi(n), atoi(k)}
-	if sh.n < 10 || sh.k < 1 || sh.n%sh.k != 0 {
+	var sh clusterShape
+	if _, err := fmt.Sscanf(v, "%d/%d", &sh.n, &sh.k); err != nil || sh.n < 10 || sh.k < 1 || sh.n%sh.k != 0 {
 		return clusterShape{}, fmt.Errorf("bad -cluster %q: want N/K with N >= 10 a multiple of K, or '' to leave the scenario out", v)
 	}
 	return sh, nil
-}
-
-func atoi(s string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return -1
-	}
-	return n
 }
 
 // clusterCLI is the CLI the scenario runs: the first of -terraform.

@@ -160,7 +160,7 @@ func (r *groupResults) gateTable(confirmed map[groupCell]int) (string, int) {
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s | %d | %.1f | %s | %s | %s | %s | %s |\n", cell.shape, cell.n, opLabels[op],
 				len(r.samples[groupKey{cell, "warned", op}]), r.peakLoad[cell],
-				secs(r.value(groupKey{cell, "warned", op}, groupSample.wallSecs)), secs(r.value(groupKey{cell, "floor", op}, groupSample.wallSecs)),
+				secs(r.value(groupKey{cell, "warned", op}, opResult.wallSecs)), secs(r.value(groupKey{cell, "floor", op}, opResult.wallSecs)),
 				times(r.ratio(cell, op, "floor", false)), times(r.ratio(cell, op, "floor", true)), v)
 		}
 		if n := confirmed[cell]; n > 0 {

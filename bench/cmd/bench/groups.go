@@ -53,22 +53,13 @@ type groupKey struct {
 	subject, op string
 }
 
-// groupSample is one timed command, with the group warnings it printed and the server's counts.
-type groupSample struct {
-	opResult
-	warnings int
-	cmds     map[string]int64
-}
-
-func (s groupSample) counts() map[string]int64 { return s.cmds }
-
 type groupResults struct {
 	clis             []string
 	tfs              []*terraform // one per CLI
 	sizes            []int
 	shapes, subjects []string
 	reps             int
-	samples          map[groupKey][]groupSample
+	samples          map[groupKey][]opResult
 	trips            map[groupKey]tripCount // the first CLI, blocks, warned
 	dirs             map[groupKey]string    // each cell's and subject's configuration (op "")
 	peakLoad         map[groupCell]float64  // the largest 1-minute load average seen as a cycle of the cell began
@@ -123,7 +114,7 @@ type groupRun struct {
 // run back to back, in an order that rotates.
 func (b *bench) measureGroups(ctx context.Context, g groupRun) (*groupResults, error) {
 	res := &groupResults{sizes: g.sizes, shapes: g.shapes, subjects: g.subjects, reps: b.reps,
-		samples: map[groupKey][]groupSample{}, trips: map[groupKey]tripCount{}, dirs: map[groupKey]string{}, peakLoad: map[groupCell]float64{}}
+		samples: map[groupKey][]opResult{}, trips: map[groupKey]tripCount{}, dirs: map[groupKey]string{}, peakLoad: map[groupCell]float64{}}
 	for ci, bin := range g.clis {
 		tf := b.terraform(bin)
 		cli := version(bin, tf.env(), "version")
@@ -175,7 +166,7 @@ func (b *bench) groupReps(ctx context.Context, tf *terraform, res *groupResults,
 		res.peakLoad[cell] = max(res.peakLoad[cell], load1())
 		sub := res.subjects[(j+i+rep)%len(res.subjects)]
 		logf("groups: %s %s %s N=%d %s", label, cell.cli, cell.shape, cell.n, sub)
-		record := func(op string, s groupSample) {
+		record := func(op string, s opResult) {
 			k := groupKey{cell, sub, op}
 			res.samples[k] = append(res.samples[k], s)
 		}
@@ -200,7 +191,7 @@ func (b *bench) countTrips(ctx context.Context, tf *terraform, cells []groupCell
 		}
 		logf("groups: round trips N=%d", cell.n)
 		proxy.Take()
-		record := func(op string, s groupSample) {
+		record := func(op string, s opResult) {
 			trips, conns := proxy.Take()
 			res.trips[groupKey{cell, "warned", op}] = tripCount{trips, conns, s.cmds}
 		}
@@ -214,21 +205,14 @@ func (b *bench) countTrips(ctx context.Context, tf *terraform, cells []groupCell
 // groupCycle seeds the server for sub, then runs each of groupOps in dir, with the server's
 // counts around each, checks the group warnings each printed, and hands each to record (nil
 // for a warm-up).
-func (b *bench) groupCycle(ctx context.Context, tf *terraform, dir, sub string, n int, addr string, record func(string, groupSample)) error {
+func (b *bench) groupCycle(ctx context.Context, tf *terraform, dir, sub string, n int, addr string, record func(string, opResult)) error {
 	if sub != "floor" {
 		if err := seedGroupStreams(ctx, b.rdb, n/10, sub == "warned"); err != nil {
 			return err
 		}
 	}
 	for _, op := range groupOps {
-		if err := b.rdb.ConfigResetStat(ctx).Err(); err != nil {
-			return err
-		}
-		r, out, err := tf.run(ctx, dir, op, "VALKEY_URL=valkey://"+addr+"/0")
-		if err != nil {
-			return err
-		}
-		cmds, err := commandStats(ctx, b.rdb)
+		r, out, err := b.counted(ctx, tf, dir, op, addr)
 		if err != nil {
 			return err
 		}
@@ -245,7 +229,7 @@ func (b *bench) groupCycle(ctx context.Context, tf *terraform, dir, sub string, 
 			return fmt.Errorf("%s in %s printed %d group warnings naming %d groups, want %d: every group's decision must show", op, dir, warnings, named, want)
 		}
 		if record != nil {
-			record(op, groupSample{r, warnings, cmds})
+			record(op, r)
 		}
 	}
 	return nil

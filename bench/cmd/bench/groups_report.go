@@ -19,14 +19,14 @@ var opLabels = map[string]string{"plan": "plan", "apply": "apply", "refresh": "n
 
 // ratio pairs the warned subject with other, repetition by repetition, by wall or CPU time.
 func (r *groupResults) ratio(cell groupCell, op, other string, cpu bool) spread {
-	of := groupSample.wallSecs
+	of := opResult.wallSecs
 	if cpu {
-		of = groupSample.cpuSecs
+		of = opResult.cpuSecs
 	}
 	return paired(r.samples[groupKey{cell, "warned", op}], r.samples[groupKey{cell, other, op}], of)
 }
 
-func (r *groupResults) value(k groupKey, of func(groupSample) float64) spread {
+func (r *groupResults) value(k groupKey, of func(opResult) float64) spread {
 	return over(r.samples[k], of)
 }
 
@@ -57,8 +57,8 @@ func (r *groupResults) markdown(began time.Time, load string) string {
 		for _, op := range groupOps {
 			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %.2fx |\n", strings.TrimPrefix(cell.cli, "Terraform "),
 				cell.shape, cell.n, opLabels[op],
-				secs(r.value(groupKey{cell, "warned", op}, groupSample.wallSecs)), secs(r.value(groupKey{cell, "quiet", op}, groupSample.wallSecs)),
-				secs(r.value(groupKey{cell, "floor", op}, groupSample.wallSecs)),
+				secs(r.value(groupKey{cell, "warned", op}, opResult.wallSecs)), secs(r.value(groupKey{cell, "quiet", op}, opResult.wallSecs)),
+				secs(r.value(groupKey{cell, "floor", op}, opResult.wallSecs)),
 				times(r.ratio(cell, op, "quiet", false)), times(r.ratio(cell, op, "floor", false)), r.ratio(cell, op, "floor", true).med)
 		}
 	}
@@ -118,8 +118,8 @@ func (r *groupResults) targets() string {
 		var peak float64
 		for _, sub := range groupSubjects {
 			for _, op := range groupOps {
-				a := r.value(groupKey{groupCell{r.clis[0], "blocks", lo}, sub, op}, groupSample.rssMiB).med
-				c := r.value(groupKey{groupCell{r.clis[0], "blocks", hi}, sub, op}, groupSample.rssMiB)
+				a := r.value(groupKey{groupCell{r.clis[0], "blocks", lo}, sub, op}, opResult.rssMiB).med
+				c := r.value(groupKey{groupCell{r.clis[0], "blocks", hi}, sub, op}, opResult.rssMiB)
 				if a > 0 {
 					worst = max(worst, c.med/a)
 				}
@@ -161,7 +161,7 @@ func (r *groupResults) rssTable() string {
 			for _, sub := range groupSubjects {
 				fmt.Fprintf(&b, "| %s | %s | %s |", strings.TrimPrefix(cli, "Terraform "), opLabels[op], subjectLabels[sub])
 				for _, n := range r.sizes {
-					fmt.Fprintf(&b, " %s |", mib(r.value(groupKey{groupCell{cli, "blocks", n}, sub, op}, groupSample.rssMiB)))
+					fmt.Fprintf(&b, " %s |", mib(r.value(groupKey{groupCell{cli, "blocks", n}, sub, op}, opResult.rssMiB)))
 				}
 				b.WriteString("\n")
 			}

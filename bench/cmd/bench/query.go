@@ -146,19 +146,11 @@ func checkQueryOutput(out []byte, n int) error {
 	return nil
 }
 
-// queryRun is one measured `terraform query`.
-type queryRun struct {
-	opResult
-	cmds map[string]int64
-}
-
-func (r queryRun) counts() map[string]int64 { return r.cmds }
-
 // queryResults are the scenario's figures.
 type queryResults struct {
 	sizes     []int
 	seeds     map[int]querySeed
-	runs      map[int][]queryRun
+	runs      map[int][]opResult
 	trips     map[int]tripCount
 	terraform string
 	reps      int
@@ -177,8 +169,7 @@ func (queryScenario) run(ctx context.Context, b *bench) (string, error) {
 		return "", nil // -query-sizes '' leaves the scenario out
 	}
 	tf := b.terraform(*queryCLI)
-	rdb := b.rdb
-	res := &queryResults{sizes: sizes, seeds: map[int]querySeed{}, runs: map[int][]queryRun{}, trips: map[int]tripCount{},
+	res := &queryResults{sizes: sizes, seeds: map[int]querySeed{}, runs: map[int][]opResult{}, trips: map[int]tripCount{},
 		terraform: version(tf.bin, tf.env(), "version"), reps: b.reps}
 	proxy, err := faultproxy.StartProxy(b.srv.Addr())
 	if err != nil {
@@ -186,23 +177,18 @@ func (queryScenario) run(ctx context.Context, b *bench) (string, error) {
 	}
 	defer proxy.Close()
 	// measured is one query of n through addr, with the server's command counts.
-	measured := func(n int, dir, addr string) (queryRun, error) {
-		if err := rdb.ConfigResetStat(ctx).Err(); err != nil {
-			return queryRun{}, err
+	measured := func(n int, dir, addr string) (opResult, error) {
+		r, output, err := b.counted(ctx, tf, dir, queryOp, addr)
+		if err == nil {
+			if err = checkQueryOutput(output, n); err != nil {
+				err = fmt.Errorf("%w (in %s)", err, dir)
+			}
 		}
-		r, output, err := tf.run(ctx, dir, queryOp, "VALKEY_URL=valkey://"+addr+"/0")
-		if err != nil {
-			return queryRun{}, err
-		}
-		if err := checkQueryOutput(output, n); err != nil {
-			return queryRun{}, fmt.Errorf("%w (in %s)", err, dir)
-		}
-		cmds, err := commandStats(ctx, rdb)
-		return queryRun{r, cmds}, err
+		return r, err
 	}
 	for _, n := range sizes {
 		logf("query: seeding %d streams with %d groups each", n, len(queryGroups))
-		seed, err := seedQuery(ctx, rdb, n)
+		seed, err := seedQuery(ctx, b.rdb, n)
 		if err != nil {
 			return "", err
 		}

@@ -11,7 +11,7 @@ import (
 // The query scenario's section of the report.
 
 // summary is a median (with range) over the timed runs of n.
-func (q *queryResults) summary(n int, value func(queryRun) float64) spread {
+func (q *queryResults) summary(n int, value func(opResult) float64) spread {
 	return over(q.runs[n], value)
 }
 
@@ -106,7 +106,7 @@ func (q *queryResults) markdown(began time.Time, load string) string {
 	}
 	if len(q.sizes) >= 2 && q.reps > 0 {
 		rss := func(n int) spread {
-			return q.summary(n, func(r queryRun) float64 { return float64(r.RSSKiB) / 1024 })
+			return q.summary(n, func(r opResult) float64 { return float64(r.RSSKiB) / 1024 })
 		}
 		a, c := rss(lo), rss(hi)
 		fmt.Fprintf(&b, "- Provider peak RSS at %d streams within 1.2x of %d streams: %s — %.1f MiB against %.1f MiB (%.2fx), medians of %d timed runs each; the largest peak at %d over the smallest at %d: %.2fx.\n",
@@ -121,12 +121,12 @@ func (q *queryResults) markdown(began time.Time, load string) string {
 		b.WriteString("| Streams (groups) | keys in the database | wall | groups per second | provider peak RSS, MiB | Terraform peak RSS, MiB | provider CPU, s | Terraform CPU, s | server commands |\n")
 		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 		for _, n := range q.sizes {
-			wall := q.summary(n, func(r queryRun) float64 { return r.Wall.Seconds() })
-			rate := q.summary(n, func(r queryRun) float64 { return float64(n*len(queryGroups)) / r.Wall.Seconds() })
-			prov := q.summary(n, func(r queryRun) float64 { return float64(r.RSSKiB) / 1024 })
-			tree := q.summary(n, func(r queryRun) float64 { return float64(r.TreeRSSKiB) / 1024 })
-			pcpu := q.summary(n, func(r queryRun) float64 { return r.PluginCPU.Seconds() })
-			tcpu := q.summary(n, func(r queryRun) float64 { return (r.CPU - r.PluginCPU).Seconds() })
+			wall := q.summary(n, func(r opResult) float64 { return r.Wall.Seconds() })
+			rate := q.summary(n, func(r opResult) float64 { return float64(n*len(queryGroups)) / r.Wall.Seconds() })
+			prov := q.summary(n, func(r opResult) float64 { return float64(r.RSSKiB) / 1024 })
+			tree := q.summary(n, func(r opResult) float64 { return float64(r.TreeRSSKiB) / 1024 })
+			pcpu := q.summary(n, func(r opResult) float64 { return r.PluginCPU.Seconds() })
+			tcpu := q.summary(n, func(r opResult) float64 { return (r.CPU - r.PluginCPU).Seconds() })
 			by := medianCommands(countsOf(q.runs[n]))
 			fmt.Fprintf(&b, "| %d (%d) | %d | %s | %.0f | %s | %s | %.2f | %.2f | %s |\n", n, n*len(queryGroups), q.seeds[n].keys(),
 				secs(wall), rate.med, mib(prov), mib(tree), pcpu.med, tcpu.med, breakdown(by))

@@ -199,10 +199,10 @@ func verdict(ok bool) string {
 }
 
 // countsOf is the server's command counts of each run, for medianCommands.
-func countsOf[R interface{ counts() map[string]int64 }](runs []R) []map[string]int64 {
+func countsOf(runs []opResult) []map[string]int64 {
 	var cs []map[string]int64
 	for _, r := range runs {
-		cs = append(cs, r.counts())
+		cs = append(cs, r.cmds)
 	}
 	return cs
 }

@@ -31,7 +31,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -184,7 +183,7 @@ func run(self, subject string, n, parallel int, profiles string) (measure, error
 	}
 
 	pid := cmd.Process.Pid
-	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+	if err := cmd.Process.Signal(reportSignal); err != nil {
 		return m, err
 	}
 	var line []byte

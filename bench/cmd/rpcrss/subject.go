@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/pprof"
-	"syscall"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -55,7 +54,7 @@ func serveSubject(subject string) {
 // $RPCRSS_REPORT on each SIGUSR1.
 func reportOnSignal(held func() int) {
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGUSR1)
+	signal.Notify(signals, reportSignal)
 	for range signals {
 		runtime.GC()
 		runtime.GC()
