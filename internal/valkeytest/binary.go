@@ -90,9 +90,12 @@ func linuxHint(pkg string, ids []string) string {
 	return "install " + pkg + " from your distribution's packages"
 }
 
-// osRelease is the ID and then the ID_LIKE words of /etc/os-release.
+// osReleaseFile describes the Linux distribution (a test points it at its own).
+var osReleaseFile = "/etc/os-release"
+
+// osRelease is the ID and then the ID_LIKE words of osReleaseFile.
 func osRelease() []string {
-	data, err := os.ReadFile("/etc/os-release")
+	data, err := os.ReadFile(osReleaseFile)
 	if err != nil {
 		return nil
 	}
