@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"reflect"
 	"runtime"
-	"runtime/pprof"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -60,12 +59,6 @@ func reportOnSignal(held func() int) {
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		if path := os.Getenv(envProfile); path != "" {
-			if f, err := os.Create(path); err == nil {
-				_ = pprof.Lookup("heap").WriteTo(f, 0)
-				_ = f.Close()
-			}
-		}
 		line := fmt.Sprintf("%d %d %d\n", ms.HeapInuse, held(), runtime.NumGoroutine()-1)
 		path := os.Getenv(envReport)
 		if err := os.WriteFile(path+".tmp", []byte(line), 0o644); err == nil {
