@@ -13,8 +13,9 @@ func maxRSSKiB(ps *os.ProcessState) int64 {
 	if !ok {
 		return 0
 	}
+	kib := int64(u.Maxrss) //nolint:unconvert // an int32 on 32-bit systems
 	if runtime.GOOS == "darwin" || runtime.GOOS == "ios" {
-		return int64(u.Maxrss) / 1024 // bytes there, KiB elsewhere
+		kib /= 1024 // bytes there
 	}
-	return int64(u.Maxrss)
+	return kib
 }
