@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -312,11 +311,7 @@ func (t queryTrips) describeOther() string {
 	if len(t.otherKinds) == 0 {
 		return "none"
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(t.otherKinds)) {
-		parts = append(parts, fmt.Sprintf("%d × [%s]", t.otherKinds[k], k))
-	}
-	return strings.Join(parts, ", ")
+	return tripCount{trips: t.otherKinds}.describe()
 }
 
 // markdown renders the scenario's section of the report: its conditions, its targets and its

@@ -143,9 +143,7 @@ func loadAvg() string {
 // load1 is the 1-minute load average, 0 when unknown.
 func load1() float64 {
 	var l float64
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		_, _ = fmt.Sscan(string(b), &l)
-	}
+	_, _ = fmt.Sscan(loadAvg(), &l) // "unknown" leaves it 0
 	return l
 }
 
