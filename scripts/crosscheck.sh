@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The cross-compile gate: on release platforms (the goos and goarch lists of .goreleaser.yml,
-# less its ignore pairs) the provider builds, every package vets with its tests, and the test
-# binaries link (go test -c). What cannot run here (Windows' Winsock errors, the plain process
-# start of macOS and FreeBSD) compiles here, so a contributor on any of them can run
-# `go test ./...`.
+# less its ignore pairs) the provider builds, every package vets with its tests, the test
+# binaries link (go test -c), and the bench module (bench/) vets. What cannot run here
+# (Windows' Winsock errors, the plain process start of macOS and FreeBSD) compiles here, so a
+# contributor on any of them can run `go test ./...`.
 #
 # Each platform compiles every dependency again (about 2 minutes of CPU, cold), so the gate
 # (make gates) checks one platform per system of the release, with 32-bit ints where the
@@ -48,9 +48,9 @@ failed=()
 for p in "${platforms[@]}"; do
   echo "crosscheck: $p"
   if ! (export GOOS=${p%/*} GOARCH=${p#*/} CGO_ENABLED=0
-    go build -o "$out/provider" . && go vet ./... && go test -c -o "$out/" ./... >/dev/null); then
+    go build -o "$out/provider" . && go vet ./... && go test -c -o "$out/" ./... >/dev/null && cd bench && go vet ./...); then
     failed+=("$p")
   fi
 done
 [ ${#failed[@]} = 0 ] || { echo "crosscheck: failed on ${failed[*]}" >&2; exit 1; }
-echo "crosscheck: the provider builds, and the tests compile and vet, on ${#platforms[@]} platforms: ${platforms[*]}"
+echo "crosscheck: the provider builds, and the tests and the bench compile and vet, on ${#platforms[@]} platforms: ${platforms[*]}"

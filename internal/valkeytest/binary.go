@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -90,9 +89,12 @@ func linuxHint(pkg string, ids []string) string {
 	return "install " + pkg + " from your distribution's packages"
 }
 
-// osRelease is the ID and then the ID_LIKE words of /etc/os-release.
+// osReleaseFile describes the Linux distribution (a test points it at its own).
+var osReleaseFile = "/etc/os-release"
+
+// osRelease is the ID and then the ID_LIKE words of osReleaseFile.
 func osRelease() []string {
-	data, err := os.ReadFile("/etc/os-release")
+	data, err := os.ReadFile(osReleaseFile)
 	if err != nil {
 		return nil
 	}
@@ -133,46 +135,34 @@ func Companion(program string) (string, error) {
 	return path, nil
 }
 
-var version struct {
-	once         sync.Once
-	major, minor int
-	err          error
-}
-
 // Version is the major and minor version of Binary, as `valkey-server --version` reports it
 // ("Valkey server v=9.1.2 ...", or "Redis server v=7.0.15 ..."), for tests of what only some
 // versions do.
 func Version() (major, minor int, err error) {
-	version.once.Do(func() {
-		bin, err := Binary()
-		if err != nil {
-			version.err = err
-			return
-		}
-		out, err := exec.Command(bin, "--version").Output()
-		if err != nil {
-			version.err = fmt.Errorf("%s --version: %w", bin, err)
-			return
-		}
-		version.major, version.minor, version.err = parseVersion(string(out))
-		if version.err != nil {
-			version.err = fmt.Errorf("%s --version: %w", bin, version.err)
-		}
-	})
-	return version.major, version.minor, version.err
+	v, err := version()
+	return v[0], v[1], err
 }
+
+var version = sync.OnceValues(func() ([2]int, error) {
+	bin, err := Binary()
+	if err != nil {
+		return [2]int{}, err
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return [2]int{}, fmt.Errorf("%s --version: %w", bin, err)
+	}
+	major, minor, err := parseVersion(string(out))
+	if err != nil {
+		return [2]int{}, fmt.Errorf("%s --version: %w", bin, err)
+	}
+	return [2]int{major, minor}, nil
+})
 
 // parseVersion reads the major and minor version from the first line of `--version`.
 func parseVersion(out string) (major, minor int, err error) {
 	_, v, found := strings.Cut(out, " v=")
-	parts := strings.SplitN(v, ".", 3)
-	if !found || len(parts) < 3 {
-		return 0, 0, fmt.Errorf("printed %q, which names no version", out)
-	}
-	if major, err = strconv.Atoi(parts[0]); err == nil {
-		minor, err = strconv.Atoi(parts[1])
-	}
-	if err != nil {
+	if _, err := fmt.Sscanf(v, "%d.%d.", &major, &minor); !found || err != nil {
 		return 0, 0, fmt.Errorf("printed %q, which names no version", out)
 	}
 	return major, minor, nil

@@ -3,6 +3,9 @@ package valkeytest
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -78,24 +81,52 @@ func TestParseVersion_EveryServerItSupports(t *testing.T) {
 	}
 }
 
-// A missing server's message names the install command of the system the tests run on.
+// A missing server's message names the install command of the system the tests run on: on
+// Linux, of the distribution its /etc/os-release describes (here, the files those
+// distributions ship, ID and ID_LIKE quoted or not).
 func TestLinuxHint_NamesTheDistributionsCommand(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		ids  []string
-		want string
-	}{
-		{[]string{"ubuntu", "debian"}, "apt-get install valkey-server"},
-		{[]string{"linuxmint", "ubuntu"}, "make deps"},
-		{[]string{"fedora"}, "dnf install valkey"},
-		{[]string{"rocky", "rhel", "centos", "fedora"}, "dnf install valkey"},
-		{[]string{"arch"}, "pacman -S valkey"},
-		{[]string{"alpine"}, "apk add valkey"},
-		{[]string{"opensuse-tumbleweed", "suse", "opensuse"}, "zypper install valkey"},
-		{nil, "from your distribution's packages"},
-	} {
-		if got := linuxHint("valkey", c.ids); !strings.Contains(got, c.want) {
-			t.Errorf("linuxHint(%v) = %q; want it to say %q", c.ids, got, c.want)
+	t.Setenv(ServerEnv, "")
+	t.Setenv(RedisEnv, "")
+	t.Setenv("PATH", t.TempDir()) // nothing to find
+	missing := func(t *testing.T, look func() (string, error), program, want string) {
+		t.Helper()
+		_, err := look()
+		if err == nil || !strings.Contains(err.Error(), "no "+program+" on PATH") || !strings.Contains(err.Error(), want) {
+			t.Errorf("with no %s installed the message is %v; want it to say %q", program, err, want)
 		}
+	}
+	if runtime.GOOS != "linux" {
+		want, ok := map[string]string{"darwin": "brew install valkey", "windows": "WSL", "freebsd": "pkg install valkey"}[runtime.GOOS]
+		if !ok {
+			t.Skipf("no install command known for %s", runtime.GOOS)
+		}
+		missing(t, Binary, "valkey-server", want)
+		return
+	}
+	for _, c := range []struct{ distribution, osRelease, valkey, redis string }{
+		{"Debian", "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\n", "apt-get install valkey-server", "apt-get install redis-server"},
+		{"Ubuntu", "NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\n", "make deps", "apt-get install redis-server"},
+		{"Linux Mint", "ID=linuxmint\nID_LIKE=\"ubuntu debian\"\n", "apt-get install valkey-server", "make deps"},
+		{"Fedora", "ID=fedora\nVERSION_ID=41\n", "dnf install valkey", "dnf install redis"},
+		{"Rocky Linux", "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "dnf install valkey", "dnf install redis"},
+		{"Arch Linux", "ID=arch\n", "pacman -S valkey", "pacman -S redis"},
+		{"Alpine", "ID=alpine\n", "apk add valkey", "apk add redis"},
+		{"openSUSE Tumbleweed", "ID=\"opensuse-tumbleweed\"\nID_LIKE=\"opensuse suse\"\n", "zypper install valkey", "zypper install redis"},
+		{"an unknown distribution", "ID=plan9\n", "install valkey from your distribution's packages", "install redis from"},
+		{"no /etc/os-release", "", "install valkey from your distribution's packages", "install redis from"},
+	} {
+		t.Run(c.distribution, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "os-release")
+			if c.osRelease != "" {
+				if err := os.WriteFile(file, []byte(c.osRelease), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			old := osReleaseFile
+			osReleaseFile = file
+			t.Cleanup(func() { osReleaseFile = old })
+			missing(t, Binary, "valkey-server", c.valkey)
+			missing(t, RedisBinary, "redis-server", c.redis)
+		})
 	}
 }

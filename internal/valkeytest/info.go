@@ -79,15 +79,12 @@ func (s *Server) info(section string) map[string]string {
 // loading:0): a restarted server answers PING, or NOAUTH, before it serves data commands.
 func WaitLoaded(tb testing.TB, rdb redis.UniversalClient) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		info, err := Info(context.Background(), rdb, "persistence")
-		if err == nil && info["loading"] == "0" {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("the server did not finish loading within 30s (loading=%q, err %v)", info["loading"], err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var info map[string]string
+	var err error
+	if waitFor(30*time.Second, func() bool {
+		info, err = Info(context.Background(), rdb, "persistence")
+		return err == nil && info["loading"] == "0"
+	}) != nil {
+		tb.Fatalf("the server did not finish loading within 30s (loading=%q, err %v)", info["loading"], err)
 	}
 }

@@ -91,19 +91,10 @@ func (st *Sentinel) Addrs() []string {
 }
 
 // SentinelClient talks to the first sentinel; the caller closes it.
-func (st *Sentinel) SentinelClient() *redis.SentinelClient {
-	return redis.NewSentinelClient(&redis.Options{Addr: st.Sentinels[0].Addr(), Protocol: 2, DisableIdentity: true})
-}
+func (st *Sentinel) SentinelClient() *redis.SentinelClient { return sentinelClient(st.Sentinels[0]) }
 
-// MasterAddr is the primary's address as the first sentinel reports it.
-func (st *Sentinel) MasterAddr(ctx context.Context) (string, error) {
-	rdb := st.SentinelClient()
-	defer func() { _ = rdb.Close() }()
-	hp, err := rdb.GetMasterAddrByName(ctx, st.MasterName).Result()
-	if err != nil {
-		return "", err
-	}
-	return net.JoinHostPort(hp[0], hp[1]), nil
+func sentinelClient(s *Server) *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
 }
 
 // Failover runs SENTINEL FAILOVER and waits until the replica is the primary and every
@@ -117,7 +108,7 @@ func (st *Sentinel) Failover(ctx context.Context) error {
 	}
 	return waitFor(15*time.Second, func() bool {
 		for _, s := range st.Sentinels {
-			c := redis.NewSentinelClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true})
+			c := sentinelClient(s)
 			hp, err := c.GetMasterAddrByName(ctx, st.MasterName).Result()
 			_ = c.Close()
 			if err != nil || net.JoinHostPort(hp[0], hp[1]) != st.Replica.Addr() {

@@ -91,11 +91,7 @@ func StartT(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	Need(tb)
 	s, err := Start(opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
+	return closedAtEnd(tb, s, err)
 }
 
 // StartReplicaT starts a replica of primary for one test, linked when it returns, and closes it
@@ -103,11 +99,7 @@ func StartT(tb testing.TB, opts ...Option) *Server {
 func StartReplicaT(tb testing.TB, primary *Server, opts ...Option) *Server {
 	tb.Helper()
 	s, err := StartReplica(primary, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Close)
-	return s
+	return closedAtEnd(tb, s, err)
 }
 
 // StartTLST starts a server with a TLS port served by a fresh PKI (mutual TLS when
@@ -123,11 +115,7 @@ func StartTLST(tb testing.TB, requireClientCert bool) (*Server, *PKI) {
 func NewPKIT(tb testing.TB) *PKI {
 	tb.Helper()
 	pki, err := NewPKI()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(pki.Close)
-	return pki
+	return closedAtEnd(tb, pki, err)
 }
 
 // StartClusterT is StartCluster for one test: it closes the cluster when the test ends.
@@ -135,11 +123,7 @@ func StartClusterT(tb testing.TB, masters, replicas int, opts ...Option) *Cluste
 	tb.Helper()
 	Need(tb, "valkey-cli")
 	c, err := StartCluster(masters, replicas, opts...)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(c.Close)
-	return c
+	return closedAtEnd(tb, c, err)
 }
 
 // StartSentinelT starts a primary, a replica and n sentinels for one test and closes them
@@ -148,11 +132,17 @@ func StartSentinelT(tb testing.TB, n int) *Sentinel {
 	tb.Helper()
 	Need(tb, "valkey-sentinel")
 	st, err := StartSentinel(n)
+	return closedAtEnd(tb, st, err)
+}
+
+// closedAtEnd fails the test on err, and otherwise closes x when the test ends.
+func closedAtEnd[T interface{ Close() }](tb testing.TB, x T, err error) T {
+	tb.Helper()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(st.Close)
-	return st
+	tb.Cleanup(x.Close)
+	return x
 }
 
 // Key is a key unique to the test in the given shape, whose %s becomes the test's name and a

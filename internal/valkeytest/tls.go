@@ -36,50 +36,31 @@ func NewPKI() (*PKI, error) {
 		return nil, err
 	}
 	p := &PKI{Dir: dir}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
 	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "valkeytest CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	caCert, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	p.CACert = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-
-	leaf := func(serial int64, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
+	var ca *x509.Certificate
+	var caKey *ecdsa.PrivateKey
+	// issue makes a key and a certificate of it from tmpl, signed by the CA (by itself while
+	// there is none: the first one issued is the CA), both as PEM.
+	issue := func(serial int64, name string, tmpl x509.Certificate) (certPEM, keyPEM []byte, err error) {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
 			return nil, nil, err
 		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial),
-			Subject:      pkix.Name{CommonName: name},
-			NotBefore:    now.Add(-time.Hour),
-			NotAfter:     now.Add(24 * time.Hour),
-			KeyUsage:     x509.KeyUsageDigitalSignature,
-			ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		tmpl.SerialNumber, tmpl.Subject = big.NewInt(serial), pkix.Name{CommonName: name}
+		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(24*time.Hour)
+		parent, signer := ca, caKey
+		if ca == nil {
+			parent, signer = &tmpl, key
 		}
-		if usage == x509.ExtKeyUsageServerAuth {
-			tmpl.DNSNames = []string{"localhost"}
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+		der, err := x509.CreateCertificate(rand.Reader, &tmpl, parent, &key.PublicKey, signer)
 		if err != nil {
 			return nil, nil, err
+		}
+		if ca == nil {
+			if ca, err = x509.ParseCertificate(der); err != nil {
+				return nil, nil, err
+			}
+			caKey = key
 		}
 		keyDER, err := x509.MarshalECPrivateKey(key)
 		if err != nil {
@@ -88,10 +69,16 @@ func NewPKI() (*PKI, error) {
 		return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 			pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 	}
-	if p.ServerCert, p.ServerKey, err = leaf(2, "valkeytest server", x509.ExtKeyUsageServerAuth); err != nil {
+	if p.CACert, _, err = issue(1, "valkeytest CA", x509.Certificate{IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}); err != nil {
 		return nil, err
 	}
-	if p.ClientCert, p.ClientKey, err = leaf(3, ClientCertUser, x509.ExtKeyUsageClientAuth); err != nil {
+	if p.ServerCert, p.ServerKey, err = issue(2, "valkeytest server", x509.Certificate{KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}); err != nil {
+		return nil, err
+	}
+	if p.ClientCert, p.ClientKey, err = issue(3, ClientCertUser, x509.Certificate{KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		return nil, err
 	}
 	for _, f := range []struct {

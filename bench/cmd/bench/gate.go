@@ -1,12 +1,10 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -62,7 +60,7 @@ func runGate(b *bench) int {
 	if b.reps < 1 || *gateConfirm < 0 {
 		fatalf("-reps must be 1 or more, -gate-confirm 0 or more")
 	}
-	bin, _, _ := strings.Cut(*groupCLIs, ",")
+	bin := firstCLI()
 	if err := checkCLI(bin); err != nil {
 		fatalf("gate: %v", err)
 	}
@@ -72,12 +70,8 @@ func runGate(b *bench) int {
 			fatalf("-gate-shapes: %q is not a shape (blocks, for_each)", s)
 		}
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	if err := b.start(ctx); err != nil {
-		fatalf("%v", err)
-	}
-	defer b.srv.Close()
+	ctx, stop := b.start()
+	defer stop()
 	res, err := b.measureGroups(ctx, groupRun{sizes: parseSizes("gate-sizes", *gateSizes), clis: []string{bin}, shapes: shapes,
 		subjects: gateSubjects, noWarmUp: !*gateWarmUp})
 	if err != nil {
@@ -160,7 +154,7 @@ func (r *groupResults) gateTable(confirmed map[groupCell]int) (string, int) {
 			}
 			fmt.Fprintf(&b, "| %s | %d | %s | %d | %.1f | %s | %s | %s | %s | %s |\n", cell.shape, cell.n, opLabels[op],
 				len(r.samples[groupKey{cell, "warned", op}]), r.peakLoad[cell],
-				secs(r.value(groupKey{cell, "warned", op}, groupSample.wallSecs)), secs(r.value(groupKey{cell, "floor", op}, groupSample.wallSecs)),
+				secs(r.value(groupKey{cell, "warned", op}, opResult.wallSecs)), secs(r.value(groupKey{cell, "floor", op}, opResult.wallSecs)),
 				times(r.ratio(cell, op, "floor", false)), times(r.ratio(cell, op, "floor", true)), v)
 		}
 		if n := confirmed[cell]; n > 0 {

@@ -100,12 +100,8 @@ func main() {
 			}
 		}
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer cancel()
-	if err := b.start(ctx); err != nil {
-		fatalf("%v", err)
-	}
-	defer b.srv.Close()
+	ctx, stop := b.start()
+	defer stop()
 	if err := writeReport(ctx, &b, run, only != "", report, notes); err != nil {
 		fatalf("%v", err)
 	}
@@ -163,10 +159,20 @@ func logf(format string, args ...any) {
 // names another copy (the perf gate's planted check builds one with a patch applied).
 var providerRoot = ".."
 
-// start builds the binaries (our provider exactly as `make build` does, in its own module; in
+// start builds the binaries and starts the server, or stops the program; stop stops the
+// server. ctx ends on an interrupt.
+func (b *bench) start() (ctx context.Context, stop func()) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	if err := b.build(ctx); err != nil {
+		fatalf("%v", err)
+	}
+	return ctx, func() { b.srv.Close(); cancel() }
+}
+
+// build builds the binaries (our provider exactly as `make build` does, in its own module; in
 // this module the plugin floor, the RSS wrapper under both provider names, and rpcrss), writes
 // the CLI configuration and starts the server.
-func (b *bench) start(ctx context.Context) error {
+func (b *bench) build(ctx context.Context) error {
 	out, err := filepath.Abs(b.out)
 	if err != nil {
 		return err

@@ -143,9 +143,7 @@ func loadAvg() string {
 // load1 is the 1-minute load average, 0 when unknown.
 func load1() float64 {
 	var l float64
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		_, _ = fmt.Sscan(string(b), &l)
-	}
+	_, _ = fmt.Sscan(loadAvg(), &l) // "unknown" leaves it 0
 	return l
 }
 
@@ -199,10 +197,10 @@ func verdict(ok bool) string {
 }
 
 // countsOf is the server's command counts of each run, for medianCommands.
-func countsOf[R interface{ counts() map[string]int64 }](runs []R) []map[string]int64 {
+func countsOf(runs []opResult) []map[string]int64 {
 	var cs []map[string]int64
 	for _, r := range runs {
-		cs = append(cs, r.counts())
+		cs = append(cs, r.cmds)
 	}
 	return cs
 }

@@ -11,8 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/bench/internal/rusage"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // opResult is one terraform command.
@@ -20,11 +24,11 @@ type opResult struct {
 	Wall      time.Duration
 	CPU       time.Duration // user+sys of terraform and every process it waited for (plugins)
 	RSSKiB    int64         // peak RSS of the largest provider process
-	Plugins   int           // provider processes started
 	PluginCPU time.Duration // user+sys of the provider processes alone
 	// TreeRSSKiB is wait4's maxrss for Terraform: the largest peak of Terraform and of every
 	// process it waited for, so Terraform's own peak whenever it is above RSSKiB.
 	TreeRSSKiB int64
+	cmds       map[string]int64 // the server's command counts (b.counted), nil where not counted
 }
 
 func (r opResult) wallSecs() float64   { return r.Wall.Seconds() }
@@ -99,19 +103,42 @@ func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string
 		}
 		return opResult{}, nil, fmt.Errorf("terraform %s in %s: %w\n%s", op, dir, err, tail)
 	}
-	res := opResult{Wall: wall}
-	if u, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.CPU = time.Duration(u.Utime.Nano() + u.Stime.Nano())
-		res.TreeRSSKiB = u.Maxrss
-	}
-	res.RSSKiB, res.Plugins, res.PluginCPU = readRSSLog(rssLog)
+	ps := cmd.ProcessState
+	res := opResult{Wall: wall, CPU: ps.UserTime() + ps.SystemTime(), TreeRSSKiB: rusage.MaxRSSKiB(ps)}
+	res.RSSKiB, res.PluginCPU = readRSSLog(rssLog)
 	return res, out.Bytes(), nil
 }
 
-func readRSSLog(path string) (peak int64, processes int, cpu time.Duration) {
+// counted runs op in dir against the server at addr (the bench's own, or a proxy in front of
+// it) with the server's command counts of the command alone.
+func (b *bench) counted(ctx context.Context, tf *terraform, dir, op, addr string) (opResult, []byte, error) {
+	if err := b.rdb.ConfigResetStat(ctx).Err(); err != nil {
+		return opResult{}, nil, err
+	}
+	r, out, err := tf.run(ctx, dir, op, "VALKEY_URL=valkey://"+addr+"/0")
+	if err == nil {
+		r.cmds, err = commandStats(ctx, b.rdb)
+	}
+	return r, out, err
+}
+
+// harnessCommands are the harness's own commands, left out of the counts.
+var harnessCommands = map[string]bool{"config|resetstat": true, "info": true, "flushall": true}
+
+// commandStats reads INFO commandstats into command -> calls, without the harness's own.
+func commandStats(ctx context.Context, rdb *redis.Client) (map[string]int64, error) {
+	stats, err := valkeytest.CommandStats(ctx, rdb)
+	for name := range harnessCommands {
+		delete(stats, name)
+	}
+	return stats, err
+}
+
+// readRSSLog is the largest peak RSS and the CPU time of the provider processes rsswrap logged.
+func readRSSLog(path string) (peak int64, cpu time.Duration) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, 0
+		return 0, 0
 	}
 	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
@@ -124,9 +151,8 @@ func readRSSLog(path string) (peak int64, processes int, cpu time.Duration) {
 		ms, _ := strconv.ParseInt(fields[4], 10, 64)
 		peak = max(peak, kib)
 		cpu += time.Duration(ms) * time.Millisecond
-		processes++
 	}
-	return peak, processes, cpu
+	return peak, cpu
 }
 
 // version runs bin with args and returns its first output line.

@@ -17,7 +17,7 @@
 // Every subject first applies pluginserver.QuietUnlessWanted, as our binaries do. On SIGUSR1 a
 // subject runs a GC and writes its heap figures, its goroutine count and, for framework
 // subjects, the length of the framework server's contextCancels slice (read by reflection) to
-// $RPCRSS_REPORT, and with -heapprofile an in-use heap profile.
+// $RPCRSS_REPORT.
 package main
 
 import (
@@ -27,11 +27,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,7 +48,6 @@ var handshake = plugin.HandshakeConfig{
 const (
 	envSubject = "RPCRSS_SUBJECT"
 	envReport  = "RPCRSS_REPORT"
-	envProfile = "RPCRSS_HEAPPROFILE"
 )
 
 func main() {
@@ -59,13 +56,12 @@ func main() {
 		return
 	}
 	var (
-		sizes, subjects, profiles string
-		parallel                  int
+		sizes, subjects string
+		parallel        int
 	)
 	flag.StringVar(&sizes, "n", "2000,10000", "comma-separated request counts; each runs in a fresh provider process")
 	flag.IntVar(&parallel, "parallel", 10, "concurrent requests, as terraform -parallelism")
 	flag.StringVar(&subjects, "subjects", "plugin-go,framework,framework-released", "providers to measure")
-	flag.StringVar(&profiles, "heapprofile", "", "directory for an in-use heap profile of each run, written after the GC (<subject>-<n>.pprof)")
 	flag.Parse()
 	var ns []int
 	for s := range strings.SplitSeq(sizes, ",") {
@@ -85,7 +81,7 @@ func main() {
 	for subject := range strings.SplitSeq(subjects, ",") {
 		var prev *measure
 		for _, n := range ns {
-			m, err := run(self, subject, n, parallel, profiles)
+			m, err := run(self, subject, n, parallel)
 			if err != nil {
 				fatalf("%s, %d requests: %v", subject, n, err)
 			}
@@ -118,7 +114,7 @@ type measure struct {
 }
 
 // run starts one provider process, sends it n requests and measures it.
-func run(self, subject string, n, parallel int, profiles string) (measure, error) {
+func run(self, subject string, n, parallel int) (measure, error) {
 	m := measure{n: n}
 	report, err := os.CreateTemp("", "rpcrss-*.txt")
 	if err != nil {
@@ -130,9 +126,6 @@ func run(self, subject string, n, parallel int, profiles string) (measure, error
 
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), envSubject+"="+subject, envReport+"="+report.Name())
-	if profiles != "" {
-		cmd.Env = append(cmd.Env, envProfile+"="+filepath.Join(profiles, fmt.Sprintf("%s-%d.pprof", subject, n)))
-	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          plugin.PluginSet{"provider": rawPlugin{}},
@@ -184,7 +177,7 @@ func run(self, subject string, n, parallel int, profiles string) (measure, error
 	}
 
 	pid := cmd.Process.Pid
-	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+	if err := cmd.Process.Signal(reportSignal); err != nil {
 		return m, err
 	}
 	var line []byte

@@ -7,8 +7,6 @@ import (
 	"os/signal"
 	"reflect"
 	"runtime"
-	"runtime/pprof"
-	"syscall"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -55,18 +53,12 @@ func serveSubject(subject string) {
 // $RPCRSS_REPORT on each SIGUSR1.
 func reportOnSignal(held func() int) {
 	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGUSR1)
+	signal.Notify(signals, reportSignal)
 	for range signals {
 		runtime.GC()
 		runtime.GC()
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		if path := os.Getenv(envProfile); path != "" {
-			if f, err := os.Create(path); err == nil {
-				_ = pprof.Lookup("heap").WriteTo(f, 0)
-				_ = f.Close()
-			}
-		}
 		line := fmt.Sprintf("%d %d %d\n", ms.HeapInuse, held(), runtime.NumGoroutine()-1)
 		path := os.Getenv(envReport)
 		if err := os.WriteFile(path+".tmp", []byte(line), 0o644); err == nil {

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/echomq/terraform-provider-valkey/bench/internal/rusage"
 )
 
 func main() {
@@ -44,12 +46,11 @@ func main() {
 		code = 1
 	}
 	if log := os.Getenv("BENCH_RSS_LOG"); log != "" {
-		if usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				cpu := time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
-				_, _ = fmt.Fprintf(f, "%s %d %d %d %d\n", name, cmd.Process.Pid, usage.Maxrss, time.Since(start).Milliseconds(), cpu.Milliseconds())
-				_ = f.Close()
-			}
+		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			ps := cmd.ProcessState
+			cpu := ps.UserTime() + ps.SystemTime()
+			_, _ = fmt.Fprintf(f, "%s %d %d %d %d\n", name, cmd.Process.Pid, rusage.MaxRSSKiB(ps), time.Since(start).Milliseconds(), cpu.Milliseconds())
+			_ = f.Close()
 		}
 	}
 	os.Exit(code)
