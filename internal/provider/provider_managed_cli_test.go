@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -175,6 +177,41 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 	for i, n := range counts {
 		if n.Load() == before[i] {
 			t.Errorf("no connection went through the forward of node %d: the map was not used", i)
+		}
+	}
+}
+
+// TestCLIExamples_providerBlocksValidate: every provider block of examples/provider/provider.tf
+// (the provider page's example, the new settings among them) is valid for the provider as
+// built, on the real CLI: a renamed or misspelt setting fails here before the docs show it.
+func TestCLIExamples_providerBlocksValidate(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	example, err := os.ReadFile("../../examples/provider/provider.tf")
+	mustDo(t, err)
+	for _, setting := range []string{"aws_iam", "gcp_iam", "proxy", "address_map", "server_name", "cert_file"} {
+		if !strings.Contains(string(example), setting+" ") {
+			t.Errorf("the example sets no %s", setting)
+		}
+	}
+	// Terraform validates only the provider blocks something uses: a data source uses each
+	// (validate reads nothing).
+	config := string(example) + "data \"valkey_stream\" \"default\" {\n  key = \"k\"\n}\n"
+	aliases := regexp.MustCompile(`(?m)^\s*alias\s*=\s*"([^"]+)"`).FindAllStringSubmatch(string(example), -1)
+	for _, a := range aliases {
+		config += fmt.Sprintf("data \"valkey_stream\" %q {\n  provider = valkey.%s\n  key      = \"k\"\n}\n", a[1], a[1])
+	}
+	if blocks := strings.Count(string(example), `provider "valkey" {`); blocks != len(aliases)+1 {
+		t.Errorf("the example has %d provider blocks and %d aliases: each block but the default needs one, to be validated", blocks, len(aliases))
+	}
+	r := newCLIRun(t, config)
+	out := read(r, "validate", r.tf.Validate)
+	if !out.Valid || out.ErrorCount != 0 {
+		t.Errorf("examples/provider/provider.tf does not validate: %+v", out.Diagnostics)
+	}
+	for _, d := range out.Diagnostics {
+		if d.Summary != "Provider development overrides are in effect" {
+			t.Errorf("validate says of the example: %s: %s", d.Summary, d.Detail)
 		}
 	}
 }
