@@ -134,6 +134,33 @@ func TestCLIMinimalACL_cluster(t *testing.T) {
 	})
 }
 
+// TestCLIMinimalACL_sentinel: a primary found through Sentinel, with a replica, so Create
+// confirms with WAIT (min_replica_acks is 1 by default with sentinel). The user is the single
+// server's line with +wait, on the primary and the replica; the sentinels are asked as their
+// own default user (sentinel.username is the sentinels' ACL, which the documentation leaves out).
+func TestCLIMinimalACL_sentinel(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	doc := readDocumentedACL(t)
+	st := valkeytest.StartSentinelT(t, 1)
+	line := doc.single + " " + doc.addition(t, "`min_replica_acks`") + " " + doc.addition(t, "data source")
+	nodes := []*valkeytest.Server{st.Primary, st.Replica}
+	user, password := st.Primary.ACLSetUser(t, line)
+	replicaLine := strings.Replace(strings.Replace(line, "terraform", user, 1), ">PASSWORD", ">"+password, 1)
+	st.Replica.ACLSetUserNamed(t, replicaLine)
+	t.Logf("%s, on the primary and the replica", strings.Replace(line, "terraform", user, 1))
+	admin := st.Primary.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	runMinimalACL(t, aclTarget{
+		provider: fmt.Sprintf("provider \"valkey\" {\n  username = %q\n  sentinel = {\n    master_name = %q\n    addresses   = [%q]\n  }\n}\n",
+			user, st.MasterName, st.Addrs()[0]),
+		nodes: nodes,
+		admin: func(string) *redis.Client { return admin },
+		grant: func(perms string) { grantAll(t, nodes, user, perms) },
+		user:  user, password: password,
+	})
+}
+
 // singleServerACLTarget is a server of the test's own (its ACL LOG is the test's alone) and
 // a user made from the documented single-server line, with +select when db is not 0, and the
 // data source's addition.

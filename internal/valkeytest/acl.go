@@ -137,3 +137,14 @@ func (s *Server) runACLLine(tb testing.TB, line, name, password string) {
 		rdb.Do(context.Background(), "ACL", "DELUSER", name)
 	})
 }
+
+// ACLSetUserNamed runs line on s as it is, user name and password included (the same user
+// on another server), and deletes the user when the test ends.
+func (s *Server) ACLSetUserNamed(tb testing.TB, line string) {
+	tb.Helper()
+	fields := strings.Fields(line)
+	if len(fields) < 3 {
+		tb.Fatalf("%q is not an ACL SETUSER line", line)
+	}
+	s.runACLLine(tb, line, fields[2], "")
+}
