@@ -128,23 +128,21 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 	}
 
 	for _, wrong := range []struct{ name, serverName string }{{"no server_name", ""}, {"a wrong server_name", "wrong.example"}} {
-		t.Run(wrong.name, func(t *testing.T) {
-			r := newCLIRun(t, provider(wrong.serverName)+groups)
-			apply := r.apply().must(t, false)
-			errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
-			if len(errs) == 0 {
-				t.Fatalf("apply failed without a Consumer Group Not Created error:\n%s", apply.output())
+		r := newCLIRun(t, provider(wrong.serverName)+groups)
+		apply := r.apply().must(t, false)
+		errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
+		if len(errs) == 0 {
+			t.Fatalf("with %s, apply failed without a Consumer Group Not Created error:\n%s", wrong.name, apply.output())
+		}
+		for _, d := range errs {
+			if detail := unwrap(d.Detail); !strings.Contains(detail, "TLS verification of the server's certificate failed") ||
+				!strings.Contains(detail, "tls.server_name") {
+				t.Errorf("with %s, the error does not say that verification failed and what to set: %s", wrong.name, detail)
 			}
-			for _, d := range errs {
-				if detail := unwrap(d.Detail); !strings.Contains(detail, "TLS verification of the server's certificate failed") ||
-					!strings.Contains(detail, "tls.server_name") {
-					t.Errorf("the error does not say that verification failed and what to set: %s", detail)
-				}
-			}
-			if groups := r.stateGroups(); len(groups) != 0 {
-				t.Errorf("state holds %+v after a failed apply", groups)
-			}
-		})
+		}
+		if groups := r.stateGroups(); len(groups) != 0 {
+			t.Errorf("with %s, state holds %+v after a failed apply", wrong.name, groups)
+		}
 	}
 	for _, s := range cluster.Nodes {
 		if n := valkeytest.CommandCalls(t, testAdmin(t, s), "xgroup|create"); n != 0 {
