@@ -3,10 +3,13 @@ package faultproxy
 import (
 	"context"
 	"fmt"
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
+	"path/filepath"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/echomq/terraform-provider-valkey/internal/socks5test"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // Failure is one way a connection to the server fails, set up on loopback for one test: the
@@ -25,6 +28,34 @@ type Failure struct {
 	TLSInsecure bool
 	// Addr is the address the client dials, which every error must name.
 	Addr string
+	// CACertFile is the CA that verifies the server's certificate, for a TLS row.
+	CACertFile string
+	// Proxy is the SOCKS5 proxy (socks5://[user:password@]host:port) every connection goes
+	// through; "" for none.
+	Proxy string
+	// AWSIAM, when set, makes each connection's password an AWS IAM token signed with the
+	// credentials the AWS credential chain finds in Env.
+	AWSIAM *AWSIAM
+	// Env is the environment the client runs in: the AWS credential chain's variables, each set
+	// (to "" where the chain must find nothing). It is the process's environment, so a client
+	// in the test's own process cannot take it in a parallel test.
+	Env map[string]string
+}
+
+// AWSIAM is an AWS IAM row's cache: the provider's aws_iam settings.
+type AWSIAM struct{ Service, CacheName, Region string }
+
+// awsEnv is an AWS credential chain that finds static credentials key and secret (none when
+// both are "") and nothing else: no profile, no shared files (they are in dir, which holds
+// none), no web identity, no container or instance metadata.
+func awsEnv(dir, key, secret string) map[string]string {
+	return map[string]string{
+		"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": "",
+		"AWS_PROFILE": "", "AWS_DEFAULT_PROFILE": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_ROLE_ARN": "",
+	}
 }
 
 // FailureCase names a Failure and sets it up. Where there is a server behind the failure, it
@@ -152,5 +183,51 @@ func Failures() []FailureCase {
 			seed := seedMatrixStream(t, stream)
 			return behindProxy(t, seed, faultEvery(CutReply, ""))
 		}},
+		{"AWS IAM token refused", func(t testing.TB, stream string) Failure {
+			// The user's password is not the token: what a policy, a user id or a region that
+			// does not match does on ElastiCache, which answers WRONGPASS.
+			f := iamServer(t, seedMatrixStream(t, stream))
+			f.Env = awsEnv(t.TempDir(), "AKIDFAULTMATRIX", "fault-matrix-secret")
+			return f
+		}},
+		{"no AWS credentials", func(t testing.TB, stream string) Failure {
+			f := iamServer(t, seedMatrixStream(t, stream))
+			f.Env = awsEnv(t.TempDir(), "", "")
+			return f
+		}},
+		{"SOCKS5 proxy not listening", func(t testing.TB, stream string) Failure {
+			s := plain(t, seedMatrixStream(t, stream))
+			port, err := valkeytest.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return Failure{URL: s.URL(), Addr: s.Addr(), Proxy: fmt.Sprintf("socks5://127.0.0.1:%d", port)}
+		}},
+		{"SOCKS5 proxy refuses the CONNECT", func(t testing.TB, stream string) Failure {
+			s := plain(t, seedMatrixStream(t, stream))
+			p := socks5test.StartRefusingT(t, socks5test.ReplyNotAllowed)
+			return Failure{URL: s.URL(), Addr: s.Addr(), Proxy: "socks5://" + p.Addr}
+		}},
+		{"SOCKS5 proxy rejects its credentials", func(t testing.TB, stream string) Failure {
+			s := plain(t, seedMatrixStream(t, stream))
+			p := socks5test.StartT(t, "runner", "proxy-Pa55")
+			return Failure{URL: s.URL(), Addr: s.Addr(), Proxy: "socks5://runner:not-proxy-Pa55@" + p.Addr}
+		}},
 	}
+}
+
+// iamServer is a TLS server with the IAM-enabled user "iam-user", whose password no token
+// matches, holding seed; the Failure reaches it with AWS IAM (a serverless cache's token).
+func iamServer(t testing.TB, seed func(*redis.Client)) Failure {
+	t.Helper()
+	pki := valkeytest.NewPKIT(t)
+	s := valkeytest.StartT(t, valkeytest.WithTLS(pki, false))
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	seed(rdb)
+	if err := rdb.Do(context.Background(), "ACL", "SETUSER", "iam-user", "on", ">not-a-token", "~*", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	return Failure{URL: "valkeys://" + s.TLSAddr() + "/0", Addr: s.TLSAddr(), Username: "iam-user", CACertFile: pki.CACertFile,
+		AWSIAM: &AWSIAM{Service: "elasticache-serverless", CacheName: "my-cache", Region: "eu-west-1"}}
 }

@@ -56,8 +56,11 @@ func errorDetail(err error, subject string) string {
 		default:
 			what = fmt.Sprintf("Could not open a connection to Valkey (%s failed)", step)
 		}
-		hint, token := tokenHint(unreachable)
-		if !token {
+		hint, known := proxyHint(unreachable)
+		if !known {
+			hint, known = tokenHint(unreachable)
+		}
+		if !known {
 			hint = unreachableHint(unreachable.Cause(), unreachable.DB)
 		}
 		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s", what, valkey.Where(unreachable.Addr, unreachable.Node),

@@ -100,3 +100,40 @@ func TestAccProvider_AWSIAMWithoutCredentialsSaysWhereTheyComeFrom(t *testing.T)
 		}},
 	})
 }
+
+// TestAccProvider_CloudIAMWithSentinelIsRefusedAtPlan: no service that issues IAM tokens runs
+// Sentinel, and the sentinels would be sent a static password: aws_iam or gcp_iam with sentinel
+// fails the plan on the attribute, saying why and what to use, before anything is dialled.
+func TestAccProvider_CloudIAMWithSentinelIsRefusedAtPlan(t *testing.T) {
+	awsEnv(t, "AKIDTEST", "test-secret")
+	// Nothing listens at port 1: a plan that dialled would say so instead.
+	for name, iam := range map[string]string{
+		"aws_iam": `aws_iam = {
+    service    = "elasticache"
+    cache_name = "my-cache"
+    region     = "eu-west-1"
+  }`,
+		"gcp_iam": "gcp_iam = {}",
+	} {
+		t.Run(name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config: fmt.Sprintf(`provider "valkey" {
+  username = "iam-user"
+  tls      = {}
+  sentinel = {
+    master_name = "primary"
+    addresses   = ["127.0.0.1:1"]
+  }
+  %s
+}
+`, iam) + testAccStreamGroupConfig(testKey(t), "g", "new"),
+					PlanOnly:           true,
+					ExpectNonEmptyPlan: true,
+					ExpectError:        regexp.MustCompile(`(?s)Invalid Valkey Connection Settings.*` + name + `.*cannot\s+be\s+used\s+with\s+sentinel.*no\s+Sentinel.*static\s+password.*remove\s+sentinel`),
+				}},
+			})
+		})
+	}
+}

@@ -47,6 +47,12 @@ var matrixRows = map[string]matrixRow{
 	"replica (READONLY)":          {cause: "points at a replica", readsWork: true},
 	"out of memory (OOM)":         {cause: "out of memory", readsWork: true},
 	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost"},
+	"AWS IAM token refused":       {cause: "refused the AWS IAM token"},
+	"no AWS credentials":          {cause: "the AWS credential chain gave no credentials"},
+	// The proxy rows name the proxy, never the server, as what to check.
+	"SOCKS5 proxy not listening":           {cause: "could not be reached: check that it is running"},
+	"SOCKS5 proxy refuses the CONNECT":     {cause: "that the proxy may reach that address"},
+	"SOCKS5 proxy rejects its credentials": {cause: "answered but did not connect to"},
 }
 
 // matrixCell is one entry point's command against a failure, prepared by run and checked by
@@ -77,6 +83,15 @@ func (m *matrixRun) provider() string {
 	}
 	if m.f.TLSInsecure {
 		b.WriteString("  tls = { insecure_skip_verify = true }\n")
+	}
+	if m.f.CACertFile != "" {
+		fmt.Fprintf(&b, "  tls = { ca_cert_file = %q }\n", m.f.CACertFile)
+	}
+	if m.f.Proxy != "" {
+		fmt.Fprintf(&b, "  proxy = %q\n", m.f.Proxy)
+	}
+	if a := m.f.AWSIAM; a != nil {
+		fmt.Fprintf(&b, "  aws_iam = {\n    service = %q\n    cache_name = %q\n    region = %q\n  }\n", a.Service, a.CacheName, a.Region)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -227,6 +242,9 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 						t.Skipf("CLI version %s is older than %s, which %s needs", cli, cell.since, cell.name)
 					}
 					m := &matrixRun{cliRun: newCLIRun(t, "").withPassword(f.Password), f: f, row: row, stream: stream}
+					for k, v := range f.Env {
+						m.env[k] = v
+					}
 					cell.run(t, m)
 					res := cell.command(m)
 					expectNoCrash(t, res)

@@ -24,6 +24,7 @@ type Conn struct {
 type Proxy struct {
 	Addr           string
 	user, password string
+	refuse         byte // a reply code other than 0: every CONNECT is refused with it
 	ln             net.Listener
 	mu             sync.Mutex
 	conns          []Conn
@@ -42,6 +43,21 @@ func StartT(tb testing.TB, user, password string) *Proxy {
 	p.wg.Add(1)
 	go p.serve()
 	tb.Cleanup(func() { _ = ln.Close(); p.wg.Wait() })
+	return p
+}
+
+// ReplyNotAllowed is the SOCKS5 reply "connection not allowed by ruleset" (RFC 1928), what a
+// proxy answers a CONNECT its rules forbid.
+const ReplyNotAllowed byte = 2
+
+// StartRefusingT starts a proxy for one test that takes no credentials and answers every
+// CONNECT with reply, carrying nothing.
+func StartRefusingT(tb testing.TB, reply byte) *Proxy {
+	tb.Helper()
+	p := StartT(tb, "", "")
+	p.mu.Lock()
+	p.refuse = reply
+	p.mu.Unlock()
 	return p
 }
 
@@ -67,6 +83,13 @@ func (p *Proxy) handle(c net.Conn) {
 	defer c.Close()
 	target, err := p.handshake(c)
 	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse != 0 {
+		_, _ = c.Write([]byte{5, refuse, 0, 1, 0, 0, 0, 0, 0, 0})
 		return
 	}
 	upstream, err := net.Dial("tcp", target)

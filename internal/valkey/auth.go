@@ -14,6 +14,21 @@ import (
 
 // tokenOptions sets up token authentication when the options ask for it.
 func tokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
+	if opts.Sentinel != nil {
+		// No service that issues these tokens runs Sentinel, and go-redis would send the
+		// sentinels the static sentinel password, never a token: refuse rather than half-work.
+		switch {
+		case opts.AWSIAM != nil:
+			return &OptionError{Field: "AWSIAM", Reason: "cannot be used with sentinel: ElastiCache and MemoryDB have no Sentinel " +
+				"(a node-based cache fails over behind its primary endpoint, serverless caches and MemoryDB are reached in " +
+				"cluster mode), and the sentinels would get a static password, never an IAM token. Point url at the primary " +
+				"endpoint (valkeys://...), or set cluster to the configuration endpoint, and remove sentinel"}
+		case opts.GCPIAM != nil:
+			return &OptionError{Field: "GCPIAM", Reason: "cannot be used with sentinel: Memorystore for Valkey has no Sentinel " +
+				"(an instance is reached at its discovery endpoint, in cluster mode or not), and the sentinels would get a " +
+				"static password, never an access token. Point url at the discovery endpoint, or set cluster to it, and remove sentinel"}
+		}
+	}
 	if opts.GCPIAM != nil {
 		return gcpTokenOptions(opts, u, s)
 	}

@@ -182,6 +182,8 @@ const (
 	CauseTimeout                 // no answer in time
 	CauseNoDatabase              // the server refused to SELECT the database: it has no database of that number
 	CauseNoClusterDatabase       // a cluster node refused to SELECT the database: Cluster mode serves only as many as cluster-databases
+	CauseProxyUnreachable        // the SOCKS5 proxy could not be reached (a *ProxyError)
+	CauseProxyRefused            // the SOCKS5 proxy refused the credentials or the connection to the server (a *ProxyError)
 )
 
 // Cause tells what kind of failure e is.
@@ -196,6 +198,7 @@ func (e *UnreachableError) Cause() Cause {
 		recErr tls.RecordHeaderError
 		opErr  *net.OpError
 		netErr net.Error
+		proxy  *ProxyError
 	)
 	closed := errors.Is(e.Err, io.EOF) || connReset(e.Err)
 	switch {
@@ -209,6 +212,10 @@ func (e *UnreachableError) Cause() Cause {
 		return CauseNoPerm
 	case errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "CLUSTERDOWN"):
 		return CauseClusterDown
+	case errors.As(e.Err, &proxy) && proxy.Reached:
+		return CauseProxyRefused
+	case errors.As(e.Err, &proxy): // before the causes of a dial: they are the proxy's, not the server's
+		return CauseProxyUnreachable
 	case errors.As(e.Err, &dnsErr):
 		return CauseDNS
 	case connRefused(e.Err):

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
@@ -118,21 +120,46 @@ func wantUnknown(t *testing.T, err error, addr string) {
 	}
 }
 
+// wantNoToken expects the failure to sign a token: the connection never opened, at step "IAM token".
+func wantNoToken(t *testing.T, err error, addr string) {
+	t.Helper()
+	if u := unreachable(t, err, addr, valkey.CauseOther); u.Step != "IAM token" || u.Token != "AWS IAM" {
+		t.Errorf("step %q token %q, want the AWS IAM token's step (err %v)", u.Step, u.Token, err)
+	}
+}
+
+// matrixAWS are the credentials an AWS IAM row's Env gives the credential chain, injected: the
+// chain reads the process's environment, which a parallel test cannot set. With none, they
+// fail as the chain does when it finds nothing (the CLI half runs the chain itself).
+func matrixAWS(env map[string]string) aws.CredentialsProvider {
+	if key := env["AWS_ACCESS_KEY_ID"]; key != "" {
+		return credentials.NewStaticCredentialsProvider(key, env["AWS_SECRET_ACCESS_KEY"], "")
+	}
+	return aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no credentials in the environment, shared files or metadata")
+	})
+}
+
 // faultRows is the matrix: for each failure, what each entry point must return. A row names a
 // want for EnsureGroup and one for the reads, or per entry where they differ.
 var faultRows = map[string]struct{ ensure, reads faultWant }{
-	"refused port":                {wantUnreachable(valkey.CauseRefused), wantUnreachable(valkey.CauseRefused)},
-	"server never answers":        {wantUnreachable(valkey.CauseTimeout), wantUnreachable(valkey.CauseTimeout)},
-	"wrong password":              {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
-	"no password":                 {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
-	"ACL user without permission": {wantRefused("NOPERM"), wantRefused("NOPERM")},
-	"database the server lacks":   {wantUnreachable(valkey.CauseNoDatabase), wantUnreachable(valkey.CauseNoDatabase)},
-	"TLS to a plain port":         {wantUnreachable(valkey.CauseTimeout, valkey.CauseNotTLS), wantUnreachable(valkey.CauseTimeout, valkey.CauseNotTLS)},
-	"plain to a TLS port":         {wantUnreachable(valkey.CauseClosed), wantUnreachable(valkey.CauseClosed)},
-	"server loading":              {wantRefused("LOADING"), wantRefused("LOADING")},
-	"replica (READONLY)":          {wantRefused("READONLY"), wantOK},
-	"out of memory (OOM)":         {wantRefused("OOM"), wantOK},
-	"connection cut mid-reply":    {wantUnknown, wantUnreachable(valkey.CauseClosed)},
+	"refused port":                         {wantUnreachable(valkey.CauseRefused), wantUnreachable(valkey.CauseRefused)},
+	"server never answers":                 {wantUnreachable(valkey.CauseTimeout), wantUnreachable(valkey.CauseTimeout)},
+	"wrong password":                       {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
+	"no password":                          {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
+	"ACL user without permission":          {wantRefused("NOPERM"), wantRefused("NOPERM")},
+	"database the server lacks":            {wantUnreachable(valkey.CauseNoDatabase), wantUnreachable(valkey.CauseNoDatabase)},
+	"TLS to a plain port":                  {wantUnreachable(valkey.CauseTimeout, valkey.CauseNotTLS), wantUnreachable(valkey.CauseTimeout, valkey.CauseNotTLS)},
+	"plain to a TLS port":                  {wantUnreachable(valkey.CauseClosed), wantUnreachable(valkey.CauseClosed)},
+	"server loading":                       {wantRefused("LOADING"), wantRefused("LOADING")},
+	"replica (READONLY)":                   {wantRefused("READONLY"), wantOK},
+	"out of memory (OOM)":                  {wantRefused("OOM"), wantOK},
+	"connection cut mid-reply":             {wantUnknown, wantUnreachable(valkey.CauseClosed)},
+	"AWS IAM token refused":                {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
+	"no AWS credentials":                   {wantNoToken, wantNoToken},
+	"SOCKS5 proxy not listening":           {wantUnreachable(valkey.CauseProxyUnreachable), wantUnreachable(valkey.CauseProxyUnreachable)},
+	"SOCKS5 proxy refuses the CONNECT":     {wantUnreachable(valkey.CauseProxyRefused), wantUnreachable(valkey.CauseProxyRefused)},
+	"SOCKS5 proxy rejects its credentials": {wantUnreachable(valkey.CauseProxyRefused), wantUnreachable(valkey.CauseProxyRefused)},
 }
 
 func TestFaultMatrix(t *testing.T) {
@@ -154,7 +181,18 @@ func TestFaultMatrix(t *testing.T) {
 					if f.TLSInsecure {
 						opts.TLS = &valkey.TLSOptions{InsecureSkipVerify: true}
 					}
-					c, err := valkey.NewClient(opts)
+					if f.CACertFile != "" {
+						opts.TLS = &valkey.TLSOptions{CACertFile: f.CACertFile}
+					}
+					opts.Proxy = f.Proxy
+					newClient := valkey.NewClient
+					if a := f.AWSIAM; a != nil {
+						opts.AWSIAM = &valkey.AWSIAMOptions{Service: a.Service, CacheName: a.CacheName, Region: a.Region}
+						newClient = func(opts valkey.Options) (*valkey.Client, error) {
+							return valkey.NewClientWithAWS(opts, matrixAWS(f.Env), time.Now)
+						}
+					}
+					c, err := newClient(opts)
 					if err != nil {
 						t.Fatal(err)
 					}

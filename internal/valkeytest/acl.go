@@ -90,3 +90,61 @@ func (s *Server) ACLDenials(tb testing.TB, user string) []*redis.ACLLogEntry {
 	}
 	return denials
 }
+
+// ACLSetUser runs line, an ACL SETUSER command as the documentation writes it (such as
+// "ACL SETUSER terraform on >PASSWORD ~emq:* -@all +type"), on s: each field is one argument,
+// the user (the third field) is renamed to one unique to the test and ">PASSWORD" becomes a
+// random password. It returns both, and deletes the user when the test ends.
+func (s *Server) ACLSetUser(tb testing.TB, line string) (name, password string) {
+	tb.Helper()
+	name, password = fmt.Sprintf("u%d", rand.Uint32()), fmt.Sprintf("pw-%d", rand.Uint64())
+	s.runACLLine(tb, line, name, password)
+	return name, password
+}
+
+// ACLSetUser is Server.ACLSetUser on every node of c, with the same name and password.
+func (c *Cluster) ACLSetUser(tb testing.TB, line string) (name, password string) {
+	tb.Helper()
+	name, password = fmt.Sprintf("u%d", rand.Uint32()), fmt.Sprintf("pw-%d", rand.Uint64())
+	for _, s := range c.Nodes {
+		s.runACLLine(tb, line, name, password)
+	}
+	return name, password
+}
+
+// runACLLine runs line on s as user name with password; see ACLSetUser.
+func (s *Server) runACLLine(tb testing.TB, line, name, password string) {
+	tb.Helper()
+	fields := strings.Fields(line)
+	if len(fields) < 3 || !strings.EqualFold(fields[0], "ACL") || !strings.EqualFold(fields[1], "SETUSER") {
+		tb.Fatalf("%q is not an ACL SETUSER line", line)
+	}
+	args := []any{"ACL", "SETUSER", name}
+	for _, f := range fields[3:] {
+		if f == ">PASSWORD" {
+			f = ">" + password
+		}
+		args = append(args, f)
+	}
+	rdb := s.Client()
+	defer func() { _ = rdb.Close() }()
+	if err := rdb.Do(context.Background(), args...).Err(); err != nil {
+		tb.Fatalf("%v: %v", args[:3], err)
+	}
+	tb.Cleanup(func() {
+		rdb := s.Client()
+		defer func() { _ = rdb.Close() }()
+		rdb.Do(context.Background(), "ACL", "DELUSER", name)
+	})
+}
+
+// ACLSetUserNamed runs line on s as it is, user name and password included (the same user
+// on another server), and deletes the user when the test ends.
+func (s *Server) ACLSetUserNamed(tb testing.TB, line string) {
+	tb.Helper()
+	fields := strings.Fields(line)
+	if len(fields) < 3 {
+		tb.Fatalf("%q is not an ACL SETUSER line", line)
+	}
+	s.runACLLine(tb, line, fields[2], "")
+}
