@@ -195,7 +195,7 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 }
 
 // waitSteps make a share of a replicated campaign's applies (chaosWaitShare) meet a WAIT that
-// does not confirm: the replica detached for the step, or one more fault, on every WAIT of the
+// does not confirm: half of them the replica detached for the step, the others one more fault, on every WAIT of the
 // step, that keeps its reply from the provider (dropped, cut, never answered, or late), or
 // answers it with the server's refusal; or, as a control, a short delay that must still
 // confirm. Drawn from a stream of their own, after every other draw, so that a replicated seed
@@ -211,10 +211,10 @@ func waitSteps(steps []chaosStep, seed int64) {
 		{Command: "WAIT", Action: faultproxy.Answer, Reply: "NOPERM User default has no permissions to run the 'wait' command"},
 	}
 	for i := range steps {
-		roll, pick := rng.IntN(100), rng.IntN(len(faults)+2)
+		roll, pick := rng.IntN(100), rng.IntN(2*len(faults))
 		switch k := steps[i].Kind; {
 		case roll >= chaosWaitShare || k != stepApply && k != stepApplySaved && k != stepImportBlock:
-		case pick >= len(faults):
+		case pick >= len(faults): // half of them: the replica detached
 			steps[i].Detach = true
 		default:
 			steps[i].Faults = append(steps[i].Faults, faults[pick])
