@@ -125,6 +125,7 @@ type chaosObservation struct {
 	addrs         []string                 // what the provider was given
 	acted         int                      // faults that acted in the step
 	refreshed     bool                     // the command read every group in state before it ended
+	mode          chaosMode
 }
 
 type chaosCheck struct {
@@ -144,6 +145,8 @@ const invariantState = "state keeps what the server has, and after a refresh onl
 
 const invariantUnknown = "outcome unknown exactly when the reply to a written create did not reach the provider in time"
 
+const invariantUnconfirmed = "not confirmed by replicas exactly when WAIT did not confirm a create that ran, the group on the primary and out of state"
+
 var chaosInvariants = []chaosCheck{
 	{"no panic, no crash", checkNoPanic},
 	{"every error (and skipped check) names the address and the cause", checkErrorsNamed},
@@ -151,6 +154,7 @@ var chaosInvariants = []chaosCheck{
 	{invariantAdopted, checkAdopted},
 	{invariantCreateOnce, checkCreateOnce},
 	{invariantUnknown, checkUnknownOutcome},
+	{invariantUnconfirmed, checkUnconfirmed},
 	{invariantStart, checkStart},
 	{invariantOnlyReads, checkOnlyReads},
 	{"every state entry's id and identity name its group", checkIdentity},
@@ -189,6 +193,9 @@ var chaosCauses = append([]string{
 	"holds a string, not a stream",
 	"holds a non-stream value, not a stream", // WRONGTYPE, when a fault kept TYPE from naming the type
 	"has no consumer group",
+	"replicas asked for",      // Not Confirmed By Replicas: "only 0 of the 1 replicas asked for ... confirmed it"
+	"the reply to WAIT",       // Not Confirmed By Replicas: WAIT's reply lost or late
+	"the server refused WAIT", // Not Confirmed By Replicas: WAIT answered an error
 }, chaosReplies...)
 
 // chaosError is one error the CLI reported: a -json diagnostic, or a block of a human-readable
@@ -219,6 +226,15 @@ func (o *chaosObservation) errors() []chaosError {
 	return out
 }
 
+// summaries are the error summaries the provider may give in the step's mode: with replicas
+// asked to confirm, also chaosUnconfirmedSummary.
+func (o *chaosObservation) summaries() []string {
+	if o.mode == chaosReplicated {
+		return append(slices.Clone(chaosSummaries), chaosUnconfirmedSummary)
+	}
+	return chaosSummaries
+}
+
 func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 	var problems []string
 	errs := o.errors()
@@ -227,7 +243,7 @@ func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 	}
 	for _, e := range errs {
 		detail := unwrap(e.detail)
-		if !slices.Contains(chaosSummaries, e.summary) {
+		if !slices.Contains(o.summaries(), e.summary) {
 			problems = append(problems, fmt.Sprintf("unexpected error %q: %s", e.summary, detail))
 			continue
 		}
@@ -434,6 +450,90 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 	return problems, checked
 }
 
+// checkUnconfirmed: a create that ran and whose reply reached the provider in time (created, or
+// BUSYGROUP: adopted), but whose WAIT did not confirm it (the replica detached: WAIT answered 0;
+// WAIT's reply dropped, cut, never answered or late; WAIT refused), must be reported as
+// "Consumer Group Not Confirmed By Replicas" (not as success, not as "Not Created" or
+// "Outcome Unknown"), the group must be on the primary, and state must not record it; and a
+// create that WAIT confirmed must not be reported so. The next apply adopting the group is
+// checkAdopted's (the group existed before its XGROUP CREATE).
+func checkUnconfirmed(o *chaosObservation) ([]string, int) {
+	var problems []string
+	checked := 0
+	reported := map[string][]string{}
+	for _, e := range o.errors() {
+		reported[e.address] = append(reported[e.address], e.summary)
+	}
+	for addr, r := range o.declared {
+		g := [2]string{r.Stream, r.Name}
+		creates := o.creates(g)
+		flagged := slices.Contains(reported[addr], chaosUnconfirmedSummary)
+		if len(creates) == 0 {
+			if flagged {
+				checked++
+				problems = append(problems, fmt.Sprintf("%s: the CLI reported %q, but no XGROUP CREATE of group %q of %q was sent", addr, chaosUnconfirmedSummary, r.Name, r.Stream))
+			}
+			continue
+		}
+		create := creates[len(creates)-1]
+		ran := !lateReply(create) && create.Delivered && (create.Reply == "+OK" || strings.HasPrefix(create.Reply, "-BUSYGROUP"))
+		if !ran || o.mode != chaosReplicated {
+			if flagged && !ran {
+				checked++
+				problems = append(problems, fmt.Sprintf("%s: the CLI reported %q, but its XGROUP CREATE did not succeed (%s)", addr, chaosUnconfirmedSummary, describeRecord(create)))
+			}
+			continue // an unknown or failed create: invariantUnknown and the model's
+		}
+		checked++
+		wait, confirmed, reset := o.waitAfter(create)
+		saw := "no error"
+		if len(reported[addr]) > 0 {
+			saw = strings.Join(reported[addr], ", ")
+		}
+		switch {
+		case reset && flagged && (!o.after.has(r.Stream, r.Name) || o.post[addr].group() == g):
+			problems = append(problems, fmt.Sprintf("%s: the CLI reported %q; the model expected group %q of %q on the primary and out of state (on the primary: %v, in state: %v)",
+				addr, chaosUnconfirmedSummary, r.Name, r.Stream, o.after.has(r.Stream, r.Name), o.post[addr].group() == g))
+		case reset:
+			// A fault reset the connection after the create's round trip began: the reset may
+			// discard replies the proxy wrote and the provider had not read yet, so what it saw
+			// is the kernel's timing, not the fault's; only the report's own promises hold.
+		case !confirmed && !flagged:
+			problems = append(problems, fmt.Sprintf("%s: its XGROUP CREATE answered %q, but WAIT did not confirm it (%s); the model expected %q, the CLI reported %s",
+				addr, create.Reply, wait, chaosUnconfirmedSummary, saw))
+		case confirmed && flagged:
+			problems = append(problems, fmt.Sprintf("%s: WAIT confirmed its create (%s); the model expected no %q", addr, wait, chaosUnconfirmedSummary))
+		case !confirmed && !o.after.has(r.Stream, r.Name):
+			problems = append(problems, fmt.Sprintf("%s: group %q of %q is not on the primary after an XGROUP CREATE that answered %q", addr, r.Name, r.Stream, create.Reply))
+		case !confirmed && o.post[addr].group() == g:
+			problems = append(problems, fmt.Sprintf("%s: state records group %q of %q, which WAIT did not confirm (%s)", addr, r.Name, r.Stream, wait))
+		}
+	}
+	return problems, checked
+}
+
+// waitAfter is what became of the WAIT the provider sent after create on its connection, and
+// whether it confirmed the create: its reply, an acknowledgement count of 1 or more, reached the
+// provider in time. reset tells that a fault cut the connection (DropReply, CutReply) after the
+// create, on a later command of the same round trip.
+func (o *chaosObservation) waitAfter(create faultproxy.Record) (what string, confirmed, reset bool) {
+	after, what := false, "no WAIT after it on its connection"
+	for _, r := range o.log {
+		switch {
+		case r.Conn != create.Conn:
+		case !after:
+			after = r.Command == create.Command && slices.Equal(r.Args, create.Args)
+		case r.Command == "WAIT" && what == "no WAIT after it on its connection":
+			n, err := strconv.Atoi(strings.TrimPrefix(r.Reply, ":"))
+			what = "WAIT: " + describeRecord(r)
+			confirmed = strings.HasPrefix(r.Reply, ":") && err == nil && n >= 1 && r.Delivered && !lateReply(r)
+		case r.Action == faultproxy.DropReply || r.Action == faultproxy.CutReply:
+			reset = true
+		}
+	}
+	return what, confirmed, reset
+}
+
 func checkStart(o *chaosObservation) ([]string, int) {
 	var problems []string
 	checked := 0
@@ -557,7 +657,10 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 
 // The provider's words the invariants expect, written once, as a user reads them in the CLI's
 // output (README, the resource's page).
-const chaosUnknownSummary = "Consumer Group Outcome Unknown"
+const (
+	chaosUnknownSummary     = "Consumer Group Outcome Unknown"
+	chaosUnconfirmedSummary = "Consumer Group Not Confirmed By Replicas"
+)
 
 // chaosAdoptedSummary is the summary of the warning an apply gives a group it adopted.
 func chaosAdoptedSummary(stream, name string) string {

@@ -69,6 +69,9 @@ type chaosStep struct {
 	// NoRefresh makes a plan or apply run with -refresh=false whatever the step's Pick says
 	// (a slot-map step: slotMapSteps).
 	NoRefresh bool
+	// Detach takes the replica off the primary for the step's command (replicated mode:
+	// waitSteps), so that no WAIT of it is acknowledged.
+	Detach bool
 }
 
 func (s chaosStep) String() string {
@@ -78,6 +81,9 @@ func (s chaosStep) String() string {
 		fmt.Fprintf(&b, " (parallelism %d, max_retries %d", s.Parallelism, s.MaxRetries)
 		if s.NoRefresh {
 			b.WriteString(", -refresh=false")
+		}
+		if s.Detach {
+			b.WriteString(", the replica detached")
 		}
 		b.WriteString(")")
 	}
@@ -182,8 +188,42 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	if mode == chaosCluster {
 		slotMapSteps(steps, seed)
 	}
+	if mode == chaosReplicated {
+		waitSteps(steps, seed)
+	}
 	return steps
 }
+
+// waitSteps make a share of a replicated campaign's applies (chaosWaitShare) meet a WAIT that
+// does not confirm: half of them the replica detached for the step, the others one more fault, on every WAIT of the
+// step, that keeps its reply from the provider (dropped, cut, never answered, or late), or
+// answers it with the server's refusal; or, as a control, a short delay that must still
+// confirm. Drawn from a stream of their own, after every other draw, so that a replicated seed
+// draws what the same standalone seed draws, and standalone and Cluster seeds draw as before.
+func waitSteps(steps []chaosStep, seed int64) {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x77_61_69_74)) //nolint:gosec // a reproducible test sequence
+	faults := []faultproxy.Fault{
+		{Command: "WAIT", Action: faultproxy.DropReply},
+		{Command: "WAIT", Action: faultproxy.CutReply},
+		{Command: "WAIT", Action: faultproxy.Hang},
+		{Command: "WAIT", Action: faultproxy.DelayReply, Delay: chaosLateDelay},
+		{Command: "WAIT", Action: faultproxy.DelayReply, Delay: chaosShortDelay / 2},
+		{Command: "WAIT", Action: faultproxy.Answer, Reply: "NOPERM User default has no permissions to run the 'wait' command"},
+	}
+	for i := range steps {
+		roll, pick := rng.IntN(100), rng.IntN(2*len(faults))
+		switch k := steps[i].Kind; {
+		case roll >= chaosWaitShare || k != stepApply && k != stepApplySaved && k != stepImportBlock:
+		case pick >= len(faults): // half of them: the replica detached
+			steps[i].Detach = true
+		default:
+			steps[i].Faults = append(steps[i].Faults, faults[pick])
+		}
+	}
+}
+
+// chaosWaitShare is the percentage of a replicated campaign's applies that are WAIT steps.
+const chaosWaitShare = 40
 
 // slotMapSteps makes a quarter of a Cluster campaign's applies (chaosSlotMapShare) meet a slot
 // map that never loads: one more fault, the step's first (the one that acts where others

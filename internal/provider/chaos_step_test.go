@@ -58,9 +58,20 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		}
 	}
 	run.tg.inject(faults...)
+	if s.Detach {
+		if err := run.tg.detach(); err != nil {
+			run.t.Fatalf("%s: detaching the replica: %v", s, err)
+		}
+		notes = append(notes, "the replica is detached from the primary (REPLICAOF NO ONE)")
+	}
 	res, savedNow, refreshed := run.runCommand(kind, s, rng)
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
+	if s.Detach {
+		if err := run.tg.attach(); err != nil {
+			run.t.Fatalf("%s: attaching the replica again: %v", s, err)
+		}
+	}
 
 	post, postBytes, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
@@ -74,7 +85,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
-		addrs: run.tg.addrs(), acted: actedIn(log) + refused, refreshed: refreshed}
+		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s), refreshed: refreshed, mode: run.tg.mode}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}
@@ -294,6 +305,14 @@ func (run *chaosRun) count(s chaosStep, log []faultproxy.Record, refused int) {
 	if refused > 0 {
 		run.stats.Acted["Refuse"] += refused
 	}
+}
+
+// detached is 1 for a step that took the replica off the primary (a fault, though no proxy's).
+func detached(s chaosStep) int {
+	if s.Detach {
+		return 1
+	}
+	return 0
 }
 
 func actedIn(log []faultproxy.Record) int {

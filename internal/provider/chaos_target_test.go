@@ -26,7 +26,14 @@ type chaosMode string
 const (
 	chaosStandalone chaosMode = "standalone"
 	chaosCluster    chaosMode = "cluster"
+	// chaosReplicated is a primary with one replica, the provider (through the proxy, in front
+	// of the primary only) asking for min_replica_acks = 1: every create is confirmed by WAIT.
+	chaosReplicated chaosMode = "replicated"
 )
+
+// chaosAckTimeout is the provider's replica_ack_timeout in replicated mode: how long WAIT waits
+// for the replica. A detached replica makes WAIT answer 0 after it, whatever the machine's speed.
+const chaosAckTimeout = 300 * time.Millisecond
 
 var chaosPersistence = valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always")
 
@@ -36,7 +43,11 @@ type chaosTarget struct {
 	provider func(maxRetries int) string // the provider block
 	admin    func(stream string) *redis.Client
 	restart  func(rng *rand.Rand) (string, error)
-	close    func()
+	// detach takes the replica off the primary (REPLICAOF NO ONE), so that no WAIT of the step
+	// is acknowledged; attach links it again and waits until it holds all the primary wrote.
+	// nil outside replicated mode.
+	detach, attach func() error
+	close          func()
 }
 
 // addrs are the addresses the provider is given, one of which every error must name.
@@ -95,7 +106,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 	}
 	proxy.KeepLog()
 	admin := srv.Client()
-	return &chaosTarget{
+	tg := &chaosTarget{
 		mode:    mode,
 		proxies: []*faultproxy.Proxy{proxy},
 		provider: func(maxRetries int) string {
@@ -110,7 +121,62 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 			return how, waitLoaded(admin)
 		},
 		close: func() { _ = admin.Close(); proxy.Close(); srv.Close() },
-	}, nil
+	}
+	if mode == chaosReplicated {
+		if err := replicate(tg, srv, admin); err != nil {
+			tg.close()
+			return nil, err
+		}
+	}
+	return tg, nil
+}
+
+// replicate gives the standalone target of replicated mode its replica: the provider asks for
+// one acknowledgement (min_replica_acks = 1, set in the provider block, which wins over the
+// campaign's VALKEY_MIN_REPLICA_ACKS=0), a restart of the primary waits until the replica holds
+// everything again, and detach and attach take it off the primary and back.
+func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client) error {
+	replica, err := valkeytest.StartReplica(primary)
+	if err != nil {
+		return err
+	}
+	replicaAdmin := replica.Client()
+	synced := func() error {
+		ctx := context.Background()
+		port := strconv.Itoa(primary.Port)
+		if err := replicaAdmin.SlaveOf(ctx, "127.0.0.1", port).Err(); err != nil {
+			return fmt.Errorf("REPLICAOF 127.0.0.1 %s: %w", port, err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			p, perr := valkeytest.Info(ctx, admin, "replication")
+			r, rerr := valkeytest.Info(ctx, replicaAdmin, "replication")
+			if perr == nil && rerr == nil && r["master_link_status"] == "up" && p["connected_slaves"] == "1" &&
+				r["slave_repl_offset"] == p["master_repl_offset"] {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the replica did not catch up with the primary within 30s (primary %v, replica %v; %v %v)", p, r, perr, rerr)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	provider, restart, closeAll := tg.provider, tg.restart, tg.close
+	tg.provider = func(maxRetries int) string {
+		return strings.Replace(provider(maxRetries), "}\n",
+			fmt.Sprintf("  min_replica_acks    = 1\n  replica_ack_timeout = %q\n}\n", chaosAckTimeout), 1)
+	}
+	tg.restart = func(rng *rand.Rand) (string, error) {
+		how, err := restart(rng)
+		if err == nil {
+			err = synced()
+		}
+		return how, err
+	}
+	tg.detach = func() error { return replicaAdmin.SlaveOf(context.Background(), "NO", "ONE").Err() }
+	tg.attach = synced
+	tg.close = func() { _ = replicaAdmin.Close(); replica.Close(); closeAll() }
+	return synced()
 }
 
 // restartServer stops srv abruptly (SIGKILL) or cleanly (SHUTDOWN), and says which.

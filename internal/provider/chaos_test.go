@@ -117,10 +117,10 @@ func chaosConfigFromEnv(t *testing.T) *chaosConfig {
 	if v := os.Getenv("CHAOS_MODES"); v != "" {
 		cfg.modes = nil
 		for _, m := range strings.Split(v, ",") {
-			if m := chaosMode(strings.TrimSpace(m)); m == chaosStandalone || m == chaosCluster {
+			if m := chaosMode(strings.TrimSpace(m)); m == chaosStandalone || m == chaosCluster || m == chaosReplicated {
 				cfg.modes = append(cfg.modes, m)
 			} else {
-				t.Fatalf("CHAOS_MODES=%q: %q is neither standalone nor cluster", v, m)
+				t.Fatalf("CHAOS_MODES=%q: %q is not standalone, cluster or replicated", v, m)
 			}
 		}
 	}
@@ -398,8 +398,9 @@ func runChaos(t *testing.T, mode chaosMode, steps []chaosStep, pluginDir string,
 	defer tg.close()
 	run := &chaosRun{t: t, tg: tg, cli: newCLIRunWith(t, "", pluginDir), model: newChaosModel(), stats: stats,
 		identity: cliVersion(t).GreaterThanOrEqual(version.Must(version.NewVersion("1.12.0")))}
-	// The servers have no replicas: no WAIT, whatever a mode's default (an environment variable,
-	// which the schema lets every mode take).
+	// No WAIT, whatever a mode's default (an environment variable, which the schema lets every
+	// mode take): the servers have no replicas, but in replicated mode, whose provider block
+	// asks for min_replica_acks = 1.
 	run.cli.env["VALKEY_MIN_REPLICA_ACKS"] = "0"
 	for _, s := range steps {
 		start := time.Now()
