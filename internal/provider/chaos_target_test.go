@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -144,7 +145,7 @@ func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client)
 	synced := func() error {
 		ctx := context.Background()
 		port := strconv.Itoa(primary.Port)
-		if err := replicaAdmin.SlaveOf(ctx, "127.0.0.1", port).Err(); err != nil {
+		if err := replicaAdmin.ReplicaOf(ctx, "127.0.0.1", port).Err(); err != nil {
 			return fmt.Errorf("REPLICAOF 127.0.0.1 %s: %w", port, err)
 		}
 		deadline := time.Now().Add(30 * time.Second)
@@ -156,7 +157,7 @@ func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client)
 				return nil
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("the replica did not catch up with the primary within 30s (primary %v, replica %v; %v %v)", p, r, perr, rerr)
+				return fmt.Errorf("the replica did not catch up with the primary within 30s (primary %v, replica %v): %w", p, r, errors.Join(perr, rerr))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -173,7 +174,7 @@ func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client)
 		}
 		return how, err
 	}
-	tg.detach = func() error { return replicaAdmin.SlaveOf(context.Background(), "NO", "ONE").Err() }
+	tg.detach = func() error { return replicaAdmin.ReplicaOf(context.Background(), "NO", "ONE").Err() }
 	tg.attach = synced
 	tg.close = func() { _ = replicaAdmin.Close(); replica.Close(); closeAll() }
 	return synced()
