@@ -202,14 +202,10 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 // draws what the same standalone seed draws, and standalone and Cluster seeds draw as before.
 func waitSteps(steps []chaosStep, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x77_61_69_74)) //nolint:gosec // a reproducible test sequence
-	faults := []faultproxy.Fault{
-		{Command: "WAIT", Action: faultproxy.DropReply},
-		{Command: "WAIT", Action: faultproxy.CutReply},
-		{Command: "WAIT", Action: faultproxy.Hang},
-		{Command: "WAIT", Action: faultproxy.DelayReply, Delay: chaosLateDelay},
-		{Command: "WAIT", Action: faultproxy.DelayReply, Delay: chaosShortDelay / 2},
-		{Command: "WAIT", Action: faultproxy.Answer, Reply: "NOPERM User default has no permissions to run the 'wait' command"},
-	}
+	faults := append(lostReplies("WAIT"),
+		faultproxy.Fault{Command: "WAIT", Action: faultproxy.DelayReply, Delay: chaosShortDelay / 2},
+		faultproxy.Fault{Command: "WAIT", Action: faultproxy.Answer, Reply: "NOPERM User default has no permissions to run the 'wait' command"},
+	)
 	for i := range steps {
 		roll, pick := rng.IntN(100), rng.IntN(2*len(faults))
 		switch k := steps[i].Kind; {
@@ -225,6 +221,17 @@ func waitSteps(steps []chaosStep, seed int64) {
 // chaosWaitShare is the percentage of a replicated campaign's applies that are WAIT steps.
 const chaosWaitShare = 40
 
+// lostReplies are the faults that keep every reply to command from the provider: dropped, cut,
+// never answered, or late past command_timeout (in this order, which the draws index).
+func lostReplies(command string) []faultproxy.Fault {
+	return []faultproxy.Fault{
+		{Command: command, Action: faultproxy.DropReply},
+		{Command: command, Action: faultproxy.CutReply},
+		{Command: command, Action: faultproxy.Hang},
+		{Command: command, Action: faultproxy.DelayReply, Delay: chaosLateDelay},
+	}
+}
+
 // slotMapSteps makes a quarter of a Cluster campaign's applies (chaosSlotMapShare) meet a slot
 // map that never loads: one more fault, the step's first (the one that acts where others
 // match too), on every CLUSTER SLOTS, that keeps its reply from the provider (dropped, cut,
@@ -234,12 +241,7 @@ const chaosWaitShare = 40
 // (and the standalone campaign) stays as it was.
 func slotMapSteps(steps []chaosStep, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x73_6c_6f_74_73)) //nolint:gosec // a reproducible test sequence
-	lost := []faultproxy.Fault{
-		{Command: "CLUSTER SLOTS", Action: faultproxy.DropReply},
-		{Command: "CLUSTER SLOTS", Action: faultproxy.CutReply},
-		{Command: "CLUSTER SLOTS", Action: faultproxy.Hang},
-		{Command: "CLUSTER SLOTS", Action: faultproxy.DelayReply, Delay: chaosLateDelay},
-	}
+	lost := lostReplies("CLUSTER SLOTS")
 	for i := range steps {
 		roll, f := rng.IntN(100), lost[rng.IntN(len(lost))]
 		if steps[i].Kind == stepApply && roll < chaosSlotMapShare {
