@@ -52,7 +52,7 @@ func TestEnsureGroup_LateReplyIsAnUnknownOutcome(t *testing.T) {
 	})
 }
 
-// expectLateReplyUnknown runs the door against a create whose reply comes late, and checks
+// expectLateReplyUnknown runs EnsureGroup against a create whose reply comes late, and checks
 // that it is reported as a lost reply, run once, and adopted by the next call.
 func expectLateReplyUnknown(t *testing.T, c *valkey.Client, stream, addr string, admins []*redis.Client) {
 	t.Helper()

@@ -338,7 +338,7 @@ func (c *clusterResults) tripsTable() string {
 
 const clusterMethod = `- Three deployments side by side in one run, each started for the scenario: one valkey-server; a
   cluster of 3 primaries (` + "`min_replica_acks = 0`" + `); and 3 primaries with a replica each
-  (` + "`min_replica_acks = 1`" + `, the door's ` + "`WAIT`" + ` on the primary that ran the create). The configuration is the
+  (` + "`min_replica_acks = 1`" + `, EnsureGroup's ` + "`WAIT`" + ` on the primary that ran the create). The configuration is the
   groups scenario's blocks, over K streams: group ` + "`g<i>`" + ` on ` + "`bench:{s<i mod K>}:stream`" + `, hash-tagged, so the
   streams spread over the primaries by slot (each primary's share is in the last table). No stream exists
   before the apply, whose plan warns once a stream (` + "`Will Be Created`" + `), whatever each group's start.

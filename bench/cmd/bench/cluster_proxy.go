@@ -14,7 +14,7 @@ import (
 // replication stream, which reaches a primary through its announced address, here the proxy's.
 // Only connections that open with HELLO (go-redis's handshake; a replica opens with PING) are
 // counted. A pipeline larger than one TCP read whose first part the server answers before the
-// rest arrives would count twice; the door's and the plan's pipelines are a few hundred bytes.
+// rest arrives would count twice; EnsureGroup's and the plan's pipelines are a few hundred bytes.
 type tripProxy struct {
 	target string
 	ln     net.Listener
