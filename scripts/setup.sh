@@ -3,7 +3,7 @@
 #   deps        the one step that installs system packages (make deps), on Debian and Ubuntu:
 #               valkey-server, valkey-tools and valkey-sentinel (Debian bookworm: from
 #               bookworm-backports; elsewhere the distribution's own), redis-server (the
-#               compatibility check), what building Valkey takes (build-essential, libssl-dev,
+#               compatibility check), python3-botocore (the AWS tokens' check), what building Valkey takes (build-essential, libssl-dev,
 #               pkg-config, debian-archive-keyring) and unzip (the release check). Elsewhere it
 #               says what to install.
 #   valkey      checks that valkey-server and valkey-cli are there (VALKEY_SERVER or PATH), and
@@ -125,7 +125,7 @@ SRC
     log "this system's apt has no valkey-server: use make test VALKEY_VERSIONS=9.1 (built here), or install Valkey yourself"
   fi
   # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
-  apt_install redis-server build-essential libssl-dev pkg-config unzip debian-archive-keyring
+  apt_install redis-server python3-botocore build-essential libssl-dev pkg-config unzip debian-archive-keyring
 }
 
 # install_valkey checks for a server and its client; installing them is make deps' (or yours).
