@@ -354,12 +354,11 @@ if wants chaos; then
   # steps in both modes, split across the three CLIs of cli-matrix.json's "chaos" so that each
   # runs a quarter to a half of it and the whole costs what it did on one CLI: seed 1 in both
   # modes on the first (Terraform 1.16.4), seed 2 standalone on the second (Terraform 1.5.7),
-  # seed 2 in Cluster mode on the third (OpenTofu 1.12.6). Then each planted bug must be caught
+  # seed 2 in Cluster mode on the third (OpenTofu 1.12.6), and seed 1 in replicated mode (a
+  # replica, min_replica_acks = 1) on the second. Then each planted bug must be caught
   # (CHAOS_PLANTED=1), on FAULT_MATRIX_CLI.
   # CHAOS_CAMPAIGN (make chaos: CAMPAIGN.md) gets the report: one section per lane, then the
-  # plants.
-  # The replicated mode is not in the fixed set (a seed of 60 steps takes about 2 minutes):
-  # make chaos MODE=replicated with no SEED runs the fixed set's seeds, 1-2, in it alone.
+  # plants. make chaos MODE=replicated with no SEED runs seeds 1-2 in replicated mode alone.
   export CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
   [ "${CHAOS_MODES:-}" = replicated ] && export CHAOS_SEEDS=${CHAOS_SEEDS:-1-2}
   if [ -n "${CHAOS_SEEDS:-}" ]; then
@@ -369,7 +368,7 @@ if wants chaos; then
     campaign=${CHAOS_CAMPAIGN:-}
     rm -f build/campaign-*.md
     [ ${#chaos_clis[@]} = 3 ] || { echo "test.sh: .github/cli-matrix.json's \"chaos\" must name three CLIs" >&2; exit 2; }
-    chaos_lanes=("${chaos_clis[0]} standalone,cluster 1" "${chaos_clis[1]} standalone 2" "${chaos_clis[2]} cluster 2")
+    chaos_lanes=("${chaos_clis[0]} standalone,cluster 1" "${chaos_clis[1]} standalone 2" "${chaos_clis[2]} cluster 2" "${chaos_clis[1]} replicated 1")
     for i in "${!chaos_lanes[@]}"; do
       read -r lane_cli lane_modes lane_seeds <<<"${chaos_lanes[$i]}"
       CHAOS_SEEDS=$lane_seeds CHAOS_MODES=$lane_modes FAULT_MATRIX_CLI=$lane_cli GO_TEST_TIMEOUT=0 \
