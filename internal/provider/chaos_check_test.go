@@ -353,7 +353,7 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 		}
 		last := lastRun(creates)
 		switch {
-		case slices.ContainsFunc(creates, lateReply):
+		case lateReply(last):
 			problems = append(problems, fmt.Sprintf("%s was written to state (adopted = %v); the model expected nothing recorded, since the reply to its XGROUP CREATE did not reach the provider in time (%s)",
 				addr, e.Adopted, describeRecord(last)))
 		case !e.Adopted && existed:

@@ -92,7 +92,7 @@ func newChaosSlots(pc *faultproxy.ProxiedCluster) (*chaosSlots, error) {
 	cs := &chaosSlots{pc: pc, admins: map[*valkeytest.Server]*redis.Client{}, asking: map[*valkeytest.Server]*redis.Client{},
 		owner: map[int]*valkeytest.Server{}}
 	for i, s := range pc.Nodes {
-		pc.Cluster.Announces(s, pc.Proxies[i].Addr())
+		pc.Announces(s, pc.Proxies[i].Addr())
 		cs.admins[s] = s.Client()
 		cs.asking[s] = redis.NewClient(&redis.Options{Addr: s.Addr(), Protocol: 2, DisableIdentity: true, PoolSize: 1})
 		cs.asking[s].AddHook(askingHook{})
