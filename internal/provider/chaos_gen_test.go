@@ -72,6 +72,8 @@ type chaosStep struct {
 	// Detach takes the replica off the primary for the step's command (replicated mode:
 	// waitSteps), so that no WAIT of it is acknowledged.
 	Detach bool
+	// Reshard moves a slot in the step (Cluster mode: reshardSteps); zero for none.
+	Reshard chaosReshard
 }
 
 func (s chaosStep) String() string {
@@ -84,6 +86,9 @@ func (s chaosStep) String() string {
 		}
 		if s.Detach {
 			b.WriteString(", the replica detached")
+		}
+		if s.Reshard.Kind != 0 {
+			b.WriteString(", reshard: " + reshardNames[s.Reshard.Kind])
 		}
 		b.WriteString(")")
 	}
@@ -187,6 +192,7 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	}
 	if mode == chaosCluster {
 		slotMapSteps(steps, seed)
+		reshardSteps(steps, seed)
 	}
 	if mode == chaosReplicated {
 		waitSteps(steps, seed)

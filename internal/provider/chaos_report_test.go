@@ -33,7 +33,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 	for _, s := range c.seeds {
 		total.Steps += s.Steps
 		total.ShrinkSteps += s.ShrinkSteps
-		for _, m := range []struct{ into, from map[string]int }{{total.Kinds, s.Kinds}, {total.Faults, s.Faults}, {total.Acted, s.Acted}, {total.Checks, s.Checks}} {
+		for _, m := range []struct{ into, from map[string]int }{{total.Kinds, s.Kinds}, {total.Faults, s.Faults}, {total.Acted, s.Acted}, {total.Checks, s.Checks}, {total.Slots, s.Slots}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -91,6 +91,13 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 		"| fault | drawn | acted |\n|---|---:|---:|\n")
 	for _, k := range slices.Sorted(maps.Keys(total.Faults)) {
 		fmt.Fprintf(&b, "| %s | %d | %d |\n", k, total.Faults[k], total.Acted[k])
+	}
+	if len(total.Slots) > 0 {
+		fmt.Fprintf(&b, "\n## Slots moved (Cluster mode)\n\nReshard steps, the moves they made, and the redirects the proxies delivered to the provider's commands.\n\n"+
+			"| what | count |\n|---|---:|\n")
+		for _, k := range slices.Sorted(maps.Keys(total.Slots)) {
+			fmt.Fprintf(&b, "| %s | %d |\n", k, total.Slots[k])
+		}
 	}
 	fmt.Fprintf(&b, "\n## Checks by invariant\n\n| invariant | checks |\n|---|---:|\n")
 	for _, k := range slices.Sorted(maps.Keys(total.Checks)) {

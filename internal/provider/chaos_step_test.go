@@ -47,6 +47,8 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	pre, preBytes, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
+	move, moved := run.reshardBefore(ctx, s)
+	notes = append(notes, moved...)
 	before := run.model.clone()
 	run.tg.log() // what earlier steps left
 	run.cli.ctx = ctx
@@ -57,7 +59,13 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 			notes = append(notes, "fault: "+describeFault(f))
 		}
 	}
+	if move != nil {
+		faults = append(faults, move.hold)
+	}
 	run.tg.inject(faults...)
+	if move != nil {
+		move.start(run.tg.proxies)
+	}
 	if s.Detach {
 		if err := run.tg.detach(); err != nil {
 			run.t.Fatalf("%s: detaching the replica: %v", s, err)
@@ -65,6 +73,11 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		notes = append(notes, "the replica is detached from the primary (REPLICAOF NO ONE)")
 	}
 	res, savedNow, refreshed := run.runCommand(kind, s, rng)
+	if move != nil {
+		note, err := move.wait()
+		run.mustReshard(s, err)
+		notes = append(notes, note)
+	}
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
 	if s.Detach {
@@ -300,6 +313,10 @@ func (run *chaosRun) count(s chaosStep, log []faultproxy.Record, refused int) {
 	for _, r := range log {
 		if r.Action != 0 {
 			run.stats.Acted[r.Action.String()]++
+		}
+		if redirected(r) && r.Delivered {
+			word, _, _ := strings.Cut(r.Reply, " ")
+			run.stats.Slots[word+" replies to the provider"]++
 		}
 	}
 	if refused > 0 {

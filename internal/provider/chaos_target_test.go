@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
-	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -42,7 +42,8 @@ type chaosTarget struct {
 	mode     chaosMode
 	proxies  []*faultproxy.Proxy
 	provider func(maxRetries int) string // the provider block
-	admin    func(stream string) *redis.Client
+	admin    func(stream string) redis.Cmdable
+	slots    *chaosSlots // where each key lives (Cluster mode; nil otherwise)
 	restart  func(rng *rand.Rand) (string, error)
 	// detach takes the replica off the primary (REPLICAOF NO ONE), so that no WAIT of the step
 	// is acknowledged; attach links it again and waits until it holds all the primary wrote.
@@ -73,6 +74,13 @@ func (tg *chaosTarget) log() (records []faultproxy.Record, refused int) {
 	for _, p := range tg.proxies {
 		hits := p.Hits()
 		log := p.Log()
+		var nodes []int64 // connections a node opened (serverConn): not the provider's
+		for i, r := range log {
+			if serverConn(r) && !slices.ContainsFunc(log[:i], func(o faultproxy.Record) bool { return o.Conn == r.Conn }) {
+				nodes = append(nodes, r.Conn)
+			}
+		}
+		log = slices.DeleteFunc(log, func(r faultproxy.Record) bool { return slices.Contains(nodes, r.Conn) })
 		for _, r := range log {
 			if r.Action != 0 {
 				hits--
@@ -113,7 +121,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 		provider: func(maxRetries int) string {
 			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
 		},
-		admin: func(string) *redis.Client { return admin },
+		admin: func(string) redis.Cmdable { return admin },
 		restart: func(rng *rand.Rand) (string, error) {
 			how := restartServer(rng, srv)
 			if err := srv.Restart(); err != nil {
@@ -219,18 +227,11 @@ func startChaosCluster() (*chaosTarget, error) {
 	for _, p := range pc.Proxies {
 		p.KeepLog()
 	}
-	admins := map[*valkeytest.Server]*redis.Client{}
-	owners := map[string]*redis.Client{}
-	for _, s := range pc.Nodes {
-		admins[s] = s.Client()
-	}
-	for _, stream := range chaosStreams {
-		node, err := pc.NodeOf(context.Background(), valkey.HashSlot(stream))
-		if err != nil {
-			pc.Close()
-			return nil, err
-		}
-		owners[stream] = admins[node]
+	slots, err := newChaosSlots(pc)
+	if err != nil {
+		slots.close()
+		pc.Close()
+		return nil, err
 	}
 	quoted := make([]string, len(pc.Proxies))
 	for i, a := range pc.ProxyAddrs() {
@@ -242,22 +243,21 @@ func startChaosCluster() (*chaosTarget, error) {
 		provider: func(maxRetries int) string {
 			return fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%s]\n  }\n%s}\n", strings.Join(quoted, ", "), providerSettings(maxRetries))
 		},
-		admin: func(stream string) *redis.Client { return owners[stream] },
+		admin: slots.admin,
+		slots: slots,
 		restart: func(rng *rand.Rand) (string, error) {
 			node := pc.Nodes[rng.IntN(len(pc.Nodes))]
 			how := restartServer(rng, node)
 			if err := node.Restart(); err != nil {
 				return how, err
 			}
-			if err := waitLoaded(admins[node]); err != nil {
+			if err := waitLoaded(slots.admins[node]); err != nil {
 				return how, err
 			}
 			return how, pc.WaitReady(30 * time.Second)
 		},
 		close: func() {
-			for _, a := range admins {
-				_ = a.Close()
-			}
+			slots.close()
 			pc.Close()
 		},
 	}, nil

@@ -312,13 +312,16 @@ func upTo(steps []chaosStep, n int) []chaosStep {
 
 // chaosStats counts what a seed's campaign did.
 type chaosStats struct {
-	Mode        chaosMode      `json:"mode"`
-	Seed        int64          `json:"seed"`
-	Steps       int            `json:"steps"`
-	Kinds       map[string]int `json:"kinds"`
-	Faults      map[string]int `json:"faults_injected"`
-	Acted       map[string]int `json:"faults_acted"`
-	Checks      map[string]int `json:"checks"`
+	Mode   chaosMode      `json:"mode"`
+	Seed   int64          `json:"seed"`
+	Steps  int            `json:"steps"`
+	Kinds  map[string]int `json:"kinds"`
+	Faults map[string]int `json:"faults_injected"`
+	Acted  map[string]int `json:"faults_acted"`
+	Checks map[string]int `json:"checks"`
+	// Slots counts a Cluster campaign's reshard steps, its moves by kind, and the redirects
+	// (-MOVED, -ASK) the provider's commands were answered.
+	Slots       map[string]int `json:"slots,omitempty"`
 	ShrinkSteps int            `json:"shrink_steps,omitempty"`
 	Seconds     float64        `json:"seconds"`
 	StepSeconds map[string]float64
@@ -329,7 +332,7 @@ type chaosStats struct {
 
 func newChaosStats(mode chaosMode, seed int64) *chaosStats {
 	return &chaosStats{Mode: mode, Seed: seed, Kinds: map[string]int{}, Faults: map[string]int{}, Acted: map[string]int{},
-		Checks: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
+		Checks: map[string]int{}, Slots: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
 }
 
 // shrinking is the stats of one shrinking run, which count only as shrink steps of s.

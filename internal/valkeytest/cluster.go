@@ -16,6 +16,18 @@ import (
 type Cluster struct {
 	Nodes []*Server
 	opts  []Option // every node's, for AddNode
+	// announced are the addresses nodes announce instead of their own (a proxy in front of
+	// each): CLUSTER SLOTS names those.
+	announced map[string]*Server
+}
+
+// Announces tells c that s announces addr (cluster-announce-port: a proxy in front of it), so
+// that Owner, WaitOwner and the migrations know s where CLUSTER SLOTS names addr.
+func (c *Cluster) Announces(s *Server, addr string) {
+	if c.announced == nil {
+		c.announced = map[string]*Server{}
+	}
+	c.announced[addr] = s
 }
 
 // StartCluster launches masters*(1+replicas) nodes with cluster mode on, joins them with
@@ -141,17 +153,25 @@ func (c *Cluster) slotNodes(ctx context.Context, asked *Server, slot int) ([]*Se
 		}
 		var nodes []*Server
 		for _, n := range r.Nodes {
-			for _, s := range c.Nodes {
-				if s.Addr() == n.Addr {
-					nodes = append(nodes, s)
-				}
+			if s := c.named(n.Addr); s != nil {
+				nodes = append(nodes, s)
 			}
 		}
-		if len(nodes) > 0 && nodes[0].Addr() == r.Nodes[0].Addr {
+		if len(nodes) > 0 && nodes[0] == c.named(r.Nodes[0].Addr) {
 			return nodes, nil
 		}
 	}
 	return nil, fmt.Errorf("slot %d has no owner among %v", slot, c.Addrs())
+}
+
+// named is the node at addr, its own or the one it announces; nil for none.
+func (c *Cluster) named(addr string) *Server {
+	for _, s := range c.Nodes {
+		if s.Addr() == addr {
+			return s
+		}
+	}
+	return c.announced[addr]
 }
 
 // Close stops every node.
