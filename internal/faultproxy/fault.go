@@ -78,9 +78,10 @@ type Fault struct {
 	// on a command (as After and Times say), the proxy first waits until the server has answered
 	// every earlier command of the connection, then runs Before, and only when it returns passes
 	// the command on; the client hears nothing meanwhile. Its Action must be 0, and the command's
-	// reply is left to the other faults (one of which may act on it too). The log counts it in
-	// Record.Before. A test restarts the server, or changes its data as another client would, at
-	// an exact point of a client's run.
+	// reply is left to the other faults (one of which may act on it too). The command is logged
+	// before the event runs (Record.Before counts it), so what arrives meanwhile on other
+	// connections comes after it in the log. A test restarts the server, or changes its data as
+	// another client would, at an exact point of a client's run.
 	Before func()
 }
 
