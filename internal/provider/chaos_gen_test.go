@@ -72,6 +72,9 @@ type chaosStep struct {
 	// Detach takes the replica off the primary for the step's command (replicated mode:
 	// waitSteps), so that no WAIT of it is acknowledged.
 	Detach bool
+	// During is the restart or change by another client that strikes right before one
+	// command of the step's CLI run (duringSteps), nil for none.
+	During *chaosDuring
 }
 
 func (s chaosStep) String() string {
@@ -84,6 +87,9 @@ func (s chaosStep) String() string {
 		}
 		if s.Detach {
 			b.WriteString(", the replica detached")
+		}
+		if s.During != nil {
+			b.WriteString(", " + s.During.String())
 		}
 		b.WriteString(")")
 	}
@@ -191,6 +197,7 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	if mode == chaosReplicated {
 		waitSteps(steps, seed)
 	}
+	duringSteps(steps, seed)
 	return steps
 }
 
@@ -331,6 +338,10 @@ func (run *chaosRun) resolveFaults(faults []faultproxy.Fault, rng *rand.Rand, st
 // swallowed (DropReply), cut (CutReply), never answered (Hang), or held back past
 // command_timeout (a late DelayReply). The fault decides, not a clock: the campaign's delays
 // are either far below command_timeout or far past it.
+//
+// A reply the server never gave (the command was written to it, and nothing came back: the
+// server restarted meanwhile), or that the proxy could not write to the provider, did not reach
+// it either, whatever the clock says.
 func lateReply(r faultproxy.Record) bool {
 	switch r.Action {
 	case faultproxy.DropReply, faultproxy.CutReply, faultproxy.Hang:
@@ -338,7 +349,7 @@ func lateReply(r faultproxy.Record) bool {
 	case faultproxy.DelayReply:
 		return r.Delay > chaosCommandTimeout
 	}
-	return false
+	return r.Forwarded && !r.Ran || r.Ran && !r.Delivered
 }
 
 // chaosResource is one declared valkey_stream_group.

@@ -57,6 +57,12 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 			notes = append(notes, "fault: "+describeFault(f))
 		}
 	}
+	var ev *duringEvent // chaos_during_test.go
+	if s.During != nil {
+		ev = run.resolveDuring(ctx, s, pre)
+		faults = append(faults, ev.fault)
+		notes = append(notes, ev.describe())
+	}
 	run.tg.inject(faults...)
 	if s.Detach {
 		if err := run.tg.detach(); err != nil {
@@ -65,6 +71,11 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		notes = append(notes, "the replica is detached from the primary (REPLICAOF NO ONE)")
 	}
 	res, savedNow, refreshed := run.runCommand(kind, s, rng)
+	if did, err := ev.close(); err != nil {
+		run.t.Fatalf("%s: the event during the step: %s: %v", s, did, err)
+	} else if did != "" {
+		notes = append(notes, "the event "+did)
+	}
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
 	if s.Detach {
@@ -79,13 +90,14 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	if err != nil {
 		run.t.Fatalf("%s: reading the server: %v", s, err)
 	}
-	modelProblems := run.model.applyCreates(log, snap, s.N)
+	modelProblems, predicted := run.model.applyCreates(log, snap, s.N, ev)
 	if kind != stepPlan || savedNow {
 		run.saved = savedNow
 	}
 	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
-		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s), refreshed: refreshed, mode: run.tg.mode}
+		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s) + struck(log), refreshed: refreshed, mode: run.tg.mode,
+		predicted: predicted}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}
@@ -94,6 +106,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	run.last = res
 	run.count(s, log, refused)
+	run.countDuring(ev, log)
 	run.t.Logf("%s: %s, exit %v, %d commands, %d faults acted", s, strings.Join(notes, "; "), res.err, len(log), actedIn(log)+refused)
 	describe := func() string {
 		return fmt.Sprintf("%s\n  %s\n  exit: %v\n%s", s, strings.Join(notes, "\n  "), res.err, indent(string(res.output())))

@@ -43,7 +43,9 @@ type chaosTarget struct {
 	proxies  []*faultproxy.Proxy
 	provider func(maxRetries int) string // the provider block
 	admin    func(stream string) *redis.Client
-	restart  func(rng *rand.Rand) (string, error)
+	// restart restarts the server that holds stream (in a cluster, its node), or for "" any
+	// (a node drawn from rng), and waits until it serves again.
+	restart func(rng *rand.Rand, stream string) (string, error)
 	// detach takes the replica off the primary (REPLICAOF NO ONE), so that no WAIT of the step
 	// is acknowledged; attach links it again and waits until it holds all the primary wrote.
 	// nil outside replicated mode.
@@ -77,6 +79,7 @@ func (tg *chaosTarget) log() (records []faultproxy.Record, refused int) {
 			if r.Action != 0 {
 				hits--
 			}
+			hits -= r.Before // an event during the step (chaos_during_test.go)
 		}
 		records = append(records, log...)
 		refused += max(hits, 0)
@@ -114,7 +117,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
 		},
 		admin: func(string) *redis.Client { return admin },
-		restart: func(rng *rand.Rand) (string, error) {
+		restart: func(rng *rand.Rand, _ string) (string, error) {
 			how := restartServer(rng, srv)
 			if err := srv.Restart(); err != nil {
 				return how, err
@@ -167,8 +170,8 @@ func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client)
 		return strings.Replace(provider(maxRetries), "}\n",
 			fmt.Sprintf("  min_replica_acks    = 1\n  replica_ack_timeout = %q\n}\n", chaosAckTimeout), 1)
 	}
-	tg.restart = func(rng *rand.Rand) (string, error) {
-		how, err := restart(rng)
+	tg.restart = func(rng *rand.Rand, stream string) (string, error) {
+		how, err := restart(rng, stream)
 		if err == nil {
 			err = synced()
 		}
@@ -221,6 +224,7 @@ func startChaosCluster() (*chaosTarget, error) {
 	}
 	admins := map[*valkeytest.Server]*redis.Client{}
 	owners := map[string]*redis.Client{}
+	nodes := map[string]*valkeytest.Server{}
 	for _, s := range pc.Nodes {
 		admins[s] = s.Client()
 	}
@@ -230,7 +234,7 @@ func startChaosCluster() (*chaosTarget, error) {
 			pc.Close()
 			return nil, err
 		}
-		owners[stream] = admins[node]
+		owners[stream], nodes[stream] = admins[node], node
 	}
 	quoted := make([]string, len(pc.Proxies))
 	for i, a := range pc.ProxyAddrs() {
@@ -243,8 +247,11 @@ func startChaosCluster() (*chaosTarget, error) {
 			return fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%s]\n  }\n%s}\n", strings.Join(quoted, ", "), providerSettings(maxRetries))
 		},
 		admin: func(stream string) *redis.Client { return owners[stream] },
-		restart: func(rng *rand.Rand) (string, error) {
-			node := pc.Nodes[rng.IntN(len(pc.Nodes))]
+		restart: func(rng *rand.Rand, stream string) (string, error) {
+			node := nodes[stream]
+			if stream == "" {
+				node = pc.Nodes[rng.IntN(len(pc.Nodes))]
+			}
 			how := restartServer(rng, node)
 			if err := node.Restart(); err != nil {
 				return how, err
