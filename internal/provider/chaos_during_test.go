@@ -59,8 +59,8 @@ func (d *chaosDuring) String() string { return "during: " + d.Kind.String() }
 const chaosDuringShare = 25
 
 // duringSteps gives a share of the CLI steps (chaosDuringShare) an event: an apply, an
-// apply-saved or an import block any kind, another CLI step (which creates nothing) one before a
-// read. Drawn from a stream of their own, after every other draw, so that every other draw of
+// apply-saved or an import block one before a create three times in four, another CLI step
+// (which creates nothing) one before a read. Drawn from a stream of their own, after every other draw, so that every other draw of
 // every seed stays as it was; the step's -parallelism becomes 1.
 func duringSteps(steps []chaosStep, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x64_75_72_69_6e_67)) //nolint:gosec // a reproducible test sequence
@@ -70,8 +70,12 @@ func duringSteps(steps []chaosStep, seed int64) {
 		if roll >= chaosDuringShare || s.Kind == stepOutOfBand || s.Kind == stepRestart {
 			continue
 		}
-		if s.Kind != stepApply && s.Kind != stepApplySaved && s.Kind != stepImportBlock && kind.beforeCreate() {
+		creates := s.Kind == stepApply || s.Kind == stepApplySaved || s.Kind == stepImportBlock
+		switch {
+		case !creates && kind.beforeCreate():
 			kind += duringRestartRead - duringRestartCreate // the read kind in the same place
+		case creates && !kind.beforeCreate() && roll%2 == 0:
+			kind -= duringRestartRead - duringRestartCreate // three in four of an apply's events strike a create
 		}
 		s.During, s.Parallelism = &chaosDuring{Kind: kind, Pick: pick}, 1
 	}
