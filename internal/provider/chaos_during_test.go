@@ -49,19 +49,26 @@ func (k duringKind) restarts() bool { return k == duringRestartCreate || k == du
 // when the step runs (like the step's faults on XGROUP CREATE, it depends on what the step
 // declares then).
 type chaosDuring struct {
-	Kind duringKind
-	Pick uint64
+	Kind  duringKind
+	Pick  uint64
+	Alone bool // the step's faults were dropped for it
 }
 
-func (d *chaosDuring) String() string { return "during: " + d.Kind.String() }
+func (d *chaosDuring) String() string {
+	if d.Alone {
+		return "during: " + d.Kind.String() + ", alone"
+	}
+	return "during: " + d.Kind.String()
+}
 
 // chaosDuringShare is the percentage of CLI steps that get an event.
 const chaosDuringShare = 25
 
 // duringSteps gives a share of the CLI steps (chaosDuringShare) an event: an apply, an
 // apply-saved or an import block one before a create three times in four, another CLI step
-// (which creates nothing) one before a read. Drawn from a stream of their own, after every other draw, so that every other draw of
-// every seed stays as it was; the step's -parallelism becomes 1.
+// (which creates nothing) one before a read. Drawn from a stream of their own, after every
+// other draw, so that every other draw of every seed stays as it was; the step's
+// -parallelism becomes 1, and half of the steps whose event strikes a create drop their faults.
 func duringSteps(steps []chaosStep, seed int64) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x64_75_72_69_6e_67)) //nolint:gosec // a reproducible test sequence
 	for i := range steps {
@@ -78,6 +85,11 @@ func duringSteps(steps []chaosStep, seed int64) {
 			kind -= duringRestartRead - duringRestartCreate // three in four of an apply's events strike a create
 		}
 		s.During, s.Parallelism = &chaosDuring{Kind: kind, Pick: pick}, 1
+		if kind.beforeCreate() && pick%2 == 0 {
+			// Half of them alone: a fault that fails the apply before its creates (a lost read
+			// of its refresh, a refused connection) would leave the event nothing to strike.
+			s.Faults, s.During.Alone = nil, true
+		}
 	}
 }
 
