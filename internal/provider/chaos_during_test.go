@@ -115,16 +115,22 @@ type duringEvent struct {
 
 // resolveDuring chooses what the step's event strikes, against the state before the step and
 // the configuration it runs with: for an event before a create, a group the step is to create
-// (declared, and not in state with its resource), or any declared one; for one before a read, a
-// stream a group in state or a declared one names, read with XINFO GROUPS, or with TYPE when the
-// key holds another type (which the provider names after its WRONGTYPE).
-func (run *chaosRun) resolveDuring(ctx context.Context, s chaosStep, state map[string]chaosEntry) *duringEvent {
+// (declared, not in state with its resource, not imported, on a stream or no key), or any
+// declared one; for one before a read, a stream a group in state or a declared one names, read
+// with XINFO GROUPS, or with TYPE when the key holds another type (which the provider names
+// after its WRONGTYPE).
+func (run *chaosRun) resolveDuring(ctx context.Context, s chaosStep, state map[string]chaosEntry, imported *chaosImport) *duringEvent {
 	rng := rand.New(rand.NewPCG(s.During.Pick, uint64(s.N))) //nolint:gosec // a reproducible test sequence
 	ev := &duringEvent{kind: s.During.Kind, run: run, ctx: ctx, rng: rng}
 	if ev.kind.beforeCreate() {
 		var pool []chaosResource
 		for _, r := range run.declared {
-			if e, held := state[r.address()]; !held || e.group() != [2]string{r.Stream, r.Name} {
+			e, held := state[r.address()]
+			k := run.model.keys[r.Stream]
+			// Not the group an import block imports (it is not created), nor one on a key of
+			// another type (the plan fails on it, before any create).
+			if (!held || e.group() != [2]string{r.Stream, r.Name}) && (imported == nil || imported.To.address() != r.address()) &&
+				(k == nil || k.Type == "stream") {
 				pool = append(pool, r)
 			}
 		}

@@ -59,7 +59,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	var ev *duringEvent // chaos_during_test.go
 	if s.During != nil {
-		ev = run.resolveDuring(ctx, s, pre)
+		ev = run.resolveDuring(ctx, s, pre, block)
 		faults = append(faults, ev.fault)
 		notes = append(notes, ev.describe())
 	}
