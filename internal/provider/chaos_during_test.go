@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
+	"testing"
 
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
@@ -273,6 +275,41 @@ func (run *chaosRun) countDuring(ev *duringEvent, log []faultproxy.Record) {
 	for _, r := range log {
 		if r.Before > 0 {
 			run.stats.DuringStruck[ev.kind.String()+": "+r.Command] += r.Before
+		}
+	}
+}
+
+// TestChaosSteps_EventsLeaveEveryOtherDrawAsItWas: the events come from a stream of their own,
+// so a seed's steps are what they were without them, but for what an event changes on its own
+// step (-parallelism 1, and the faults of a step whose event strikes a create alone), and a
+// share of the CLI steps, no out-of-band or restart step, gets one.
+func TestChaosSteps_EventsLeaveEveryOtherDrawAsItWas(t *testing.T) {
+	for _, mode := range []chaosMode{chaosStandalone, chaosCluster, chaosReplicated} {
+		events, cliSteps := 0, 0
+		for seed := int64(1); seed <= 20; seed++ {
+			plain, with := drawSteps(mode, seed, 60), chaosSteps(mode, seed, 60)
+			for i, s := range with {
+				want := plain[i]
+				if s.Kind != stepOutOfBand && s.Kind != stepRestart {
+					cliSteps++
+				}
+				if s.During != nil {
+					events++
+					if s.Kind == stepOutOfBand || s.Kind == stepRestart {
+						t.Errorf("%s seed %d %s has an event, but sends nothing through the CLI", mode, seed, s)
+					}
+					want.During, want.Parallelism = s.During, 1
+					if s.During.Alone {
+						want.Faults = nil
+					}
+				}
+				if !reflect.DeepEqual(s, want) {
+					t.Errorf("%s seed %d: %s; without events it was %s", mode, seed, s, want)
+				}
+			}
+		}
+		if share := 100 * events / cliSteps; share < chaosDuringShare-8 || share > chaosDuringShare+8 {
+			t.Errorf("%s: %d events on %d CLI steps (%d%%); want about %d%%", mode, events, cliSteps, share, chaosDuringShare)
 		}
 	}
 }

@@ -158,8 +158,15 @@ const (
 	chaosShortDelay = 250 * time.Millisecond
 )
 
-// chaosSteps draws n steps from seed, for mode.
+// chaosSteps draws n steps from seed, for mode, and their events (duringSteps).
 func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
+	steps := drawSteps(mode, seed, n)
+	duringSteps(steps, seed)
+	return steps
+}
+
+// drawSteps draws n steps from seed, for mode, with no events during them.
+func drawSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x63_68_61_6f_73)) //nolint:gosec // a reproducible test sequence
 	steps := make([]chaosStep, n)
 	for i := range steps {
@@ -197,7 +204,6 @@ func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	if mode == chaosReplicated {
 		waitSteps(steps, seed)
 	}
-	duringSteps(steps, seed)
 	return steps
 }
 
