@@ -294,14 +294,15 @@ func (m *chaosModel) drawChange(pick func(int) int, declared []chaosResource) (c
 }
 
 // do makes the change on the server, through the direct clients: result is the reply's word
-// for a create ("+OK", "-BUSYGROUP", "-WRONGTYPE"), the new entry's ID for an XADD.
+// for a create or a destroy ("+OK", "-BUSYGROUP", "-WRONGTYPE", "-ERR"), the new entry's ID for
+// an XADD.
 func (c chaosChange) do(ctx context.Context, tg *chaosTarget) (result string, err error) {
 	rdb := tg.admin(c.Stream)
 	switch c.Kind {
 	case "create":
 		return replyWord(rdb.XGroupCreateMkStream(ctx, c.Stream, c.Name, c.ID).Err()), nil
-	case "destroy":
-		err = rdb.XGroupDestroy(ctx, c.Stream, c.Name).Err()
+	case "destroy": // on a key that is gone or of another type, the server's refusal is the result
+		return replyWord(rdb.XGroupDestroy(ctx, c.Stream, c.Name).Err()), nil
 	case "del":
 		err = rdb.Del(ctx, c.Stream).Err()
 	case "set":
@@ -339,10 +340,19 @@ func (m *chaosModel) applyChange(c chaosChange, result string, step int) (string
 		}
 		return fmt.Sprintf("a consumer ran %s: %s", c, result), nil
 	case "destroy":
-		if k := m.keys[c.Stream]; k != nil && k.Type == "stream" {
+		k, want := m.keys[c.Stream], "+OK"
+		switch {
+		case k == nil:
+			want = "-ERR" // "The XGROUP subcommand requires the key to exist"
+		case k.Type != "stream":
+			want = "-WRONGTYPE"
+		default:
 			delete(k.Groups, c.Name)
 		}
-		return "another client ran " + c.String(), nil
+		if result != want {
+			return "", fmt.Errorf("%s answered %s; the model expected %s", c, result, want)
+		}
+		return fmt.Sprintf("another client ran %s: %s", c, result), nil
 	case "del":
 		delete(m.keys, c.Stream)
 		return "another client ran " + c.String(), nil
