@@ -387,6 +387,9 @@ func describeRecord(r faultproxy.Record) string {
 	if r.Action == faultproxy.DelayReply {
 		what += fmt.Sprintf(" %v (command_timeout %v)", r.Delay, chaosCommandTimeout)
 	}
+	if r.Before > 0 {
+		what += ", struck by the step's event" // chaos_during_test.go
+	}
 	return fmt.Sprintf("%s, forwarded %v, reply %q, delivered %v", what, r.Forwarded, r.Reply, r.Delivered)
 }
 
