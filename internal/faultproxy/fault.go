@@ -74,11 +74,21 @@ type Fault struct {
 	After int
 	// Times is how many matches the fault acts on; 0 means every one.
 	Times int
+	// Before, when set, makes the fault an event rather than a fault on the reply: when it acts
+	// on a command (as After and Times say), the proxy first waits until the server has answered
+	// every earlier command of the connection, then runs Before, and only when it returns passes
+	// the command on; the client hears nothing meanwhile. Its Action must be 0, and the command's
+	// reply is left to the other faults (one of which may act on it too). The command is logged
+	// before the event runs (Record.Before counts it), so what arrives meanwhile on other
+	// connections comes after it in the log. A test restarts the server, or changes its data as
+	// another client would, at an exact point of a client's run.
+	Before func()
 }
 
-// matchCommand is the fault that acts on cmd, or nil. Every command fault cmd matches counts
-// it as seen, whether it acts or not.
-func (p *Proxy) matchCommand(cmd command) *Fault {
+// matchCommand is the fault that acts on cmd's reply, or nil, and the events (Before) due on
+// it, in the order they were injected. Every command fault cmd matches counts it as seen,
+// whether it acts or not.
+func (p *Proxy) matchCommand(cmd command) (*Fault, []func()) {
 	key := cmd.key()
 	return p.match(func(f *Fault) bool {
 		return f.Action != Refuse && (f.Command == "" || f.Command == cmd.name) && (f.Key == "" || f.Key == key) &&
@@ -86,28 +96,33 @@ func (p *Proxy) matchCommand(cmd command) *Fault {
 	})
 }
 
-// match is the first due fault among those matches accepts, counting the hit, or nil.
-func (p *Proxy) match(matches func(*Fault) bool) *Fault {
+// match is the first due fault among those matches accepts, counting the hit, or nil, and the
+// Before of every due event among them (each counting its hit).
+func (p *Proxy) match(matches func(*Fault) bool) (*Fault, []func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var acting *Fault
+	var events []func()
 	for _, f := range p.faults {
 		if !matches(f) {
 			continue
 		}
 		p.seen[f]++
-		if acting == nil && p.seen[f] > f.After && (f.Times == 0 || p.hits[f] < f.Times) {
+		if due := p.seen[f] > f.After && (f.Times == 0 || p.hits[f] < f.Times); due && f.Before != nil {
+			p.hits[f]++
+			events = append(events, f.Before)
+		} else if due && acting == nil {
 			p.hits[f]++
 			acting = f
 		}
 	}
-	return acting
+	return acting, events
 }
 
 // refused tells whether a Refuse fault takes the connection just accepted; when it does, the
 // connection is reset and, for the fault's Delay, the proxy stops listening.
 func (p *Proxy) refused(client net.Conn) bool {
-	f := p.match(func(f *Fault) bool { return f.Action == Refuse })
+	f, _ := p.match(func(f *Fault) bool { return f.Action == Refuse && f.Before == nil })
 	if f == nil {
 		return false
 	}
@@ -146,7 +161,8 @@ func (p *Proxy) stopListening(d time.Duration) {
 	}()
 }
 
-// Hits is how many commands (and connections) the proxy's faults have acted on so far.
+// Hits is how many commands (and connections) the proxy's faults have acted on so far, events
+// (Before) included.
 func (p *Proxy) Hits() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()

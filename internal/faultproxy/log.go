@@ -42,7 +42,10 @@ type Record struct {
 	// Delay is how long the fault held the reply back (DelayReply's Fault.Delay), 0 for none:
 	// a test that knows the client's timeout tells from it, not from a clock, whether the
 	// reply came too late.
-	Delay     time.Duration
+	Delay time.Duration
+	// Before is how many events (Fault.Before) ran as the command arrived, before it was
+	// passed on.
+	Before    int
 	Forwarded bool   // passed on to the server
 	Ran       bool   // the server's reply reached the proxy: the server ran the command
 	Reply     string // the first line of the reply the server (or Answer) gave, such as "+OK"
@@ -75,13 +78,13 @@ func (p *Proxy) Log() []Record {
 
 // record adds what a connection read to the log and returns its index (-1 when the proxy
 // keeps no log).
-func (p *Proxy) record(conn int64, cmd command, f *Fault) int {
+func (p *Proxy) record(conn int64, cmd command, f *Fault, events int) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.logging {
 		return -1
 	}
-	r := Record{Conn: conn, Command: cmd.name, Args: cmd.args, Key: cmd.key(), arrived: time.Now(),
+	r := Record{Conn: conn, Command: cmd.name, Args: cmd.args, Key: cmd.key(), arrived: time.Now(), Before: events,
 		Forwarded: f == nil || (f.Action != Answer && f.Action != Hang)}
 	if f != nil {
 		r.Action = f.Action

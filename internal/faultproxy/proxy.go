@@ -151,6 +151,7 @@ func (p *Proxy) relay(client net.Conn) {
 	p.mu.Unlock()
 
 	c := &proxyConn{proxy: p, id: conn, client: client, server: server, queue: make(chan pending, 1024)}
+	c.relayed = sync.NewCond(&c.mu)
 	go c.replies()
 	c.requests()
 }
@@ -165,6 +166,9 @@ type proxyConn struct {
 	outstanding int // commands passed on whose replies the client has not had yet
 	trip        []string
 	tripBegun   bool
+	answered    int        // commands whose replies replies has dealt with: relayed, replaced or lost
+	stopped     bool       // replies relays nothing more
+	relayed     *sync.Cond // on mu: answered or stopped changed
 }
 
 // requests reads the client's commands, forwards the ones no fault holds back, and queues one
@@ -173,6 +177,7 @@ func (c *proxyConn) requests() {
 	defer close(c.queue)
 	defer c.finishTrip()
 	var buf []byte
+	queued := 0
 	chunk := make([]byte, 64<<10)
 	for {
 		n, err := c.client.Read(chunk)
@@ -193,11 +198,28 @@ func (c *proxyConn) requests() {
 				c.trip = append(c.trip, cmd.name)
 				c.outstanding++
 				c.mu.Unlock()
-				f := c.proxy.matchCommand(cmd)
+				f, events := c.proxy.matchCommand(cmd)
+				if len(events) > 0 {
+					// An event runs right before the command is passed on: what came before it on
+					// the connection has been passed on and answered. The command is logged
+					// first, so that what arrives meanwhile on other connections comes after it.
+					if len(forward) > 0 {
+						if _, werr := c.server.Write(forward); werr != nil {
+							return
+						}
+						forward = nil
+					}
+					c.waitAnswered(queued)
+				}
+				index := c.proxy.record(c.id, cmd, f, len(events))
+				for _, event := range events {
+					event()
+				}
 				if f == nil || (f.Action != Answer && f.Action != Hang) {
 					forward = append(forward, buf[:used]...)
 				}
-				c.queue <- pending{fault: f, index: c.proxy.record(c.id, cmd, f)}
+				c.queue <- pending{fault: f, index: index}
+				queued++
 				buf = buf[used:]
 			}
 			if len(forward) > 0 {
@@ -223,6 +245,7 @@ func (c *proxyConn) replies() {
 		}
 		c.proxy.unsettled(unanswered)
 	}()
+	defer c.stop()
 	rd := bufio.NewReader(c.server)
 	for entry := range c.queue {
 		f := entry.fault
@@ -262,6 +285,28 @@ func (c *proxyConn) replies() {
 			_ = c.client.Close()
 			return
 		}
+		c.mu.Lock()
+		c.answered++
+		c.relayed.Broadcast()
+		c.mu.Unlock()
+	}
+}
+
+// stop tells waitAnswered that replies relays nothing more.
+func (c *proxyConn) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	c.relayed.Broadcast()
+}
+
+// waitAnswered waits until replies has dealt with the first n commands of the connection, or
+// relays nothing more.
+func (c *proxyConn) waitAnswered(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.answered < n && !c.stopped {
+		c.relayed.Wait()
 	}
 }
 

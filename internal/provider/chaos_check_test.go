@@ -126,6 +126,7 @@ type chaosObservation struct {
 	acted         int                      // faults that acted in the step
 	refreshed     bool                     // the command read every group in state before it ended
 	mode          chaosMode
+	predicted     map[[2]string]string // the model's reply to each group's first XGROUP CREATE of the step
 }
 
 type chaosCheck struct {
@@ -351,6 +352,11 @@ func checkAdopted(o *chaosObservation) ([]string, int) {
 				addr, e.Adopted, e.Name, e.Stream))
 			continue
 		}
+		// What the model held right before the create: another client may have made or removed
+		// the group during the step (chaos_during_test.go).
+		if p, ok := o.predicted[e.group()]; ok {
+			existed = p == "-BUSYGROUP"
+		}
 		last := lastRun(creates)
 		switch {
 		case lateReply(last):
@@ -380,6 +386,9 @@ func describeRecord(r faultproxy.Record) string {
 	}
 	if r.Action == faultproxy.DelayReply {
 		what += fmt.Sprintf(" %v (command_timeout %v)", r.Delay, chaosCommandTimeout)
+	}
+	if r.Before > 0 {
+		what += ", struck by the step's event" // chaos_during_test.go
 	}
 	return fmt.Sprintf("%s, forwarded %v, reply %q, delivered %v", what, r.Forwarded, r.Reply, r.Delivered)
 }

@@ -74,6 +74,9 @@ type chaosStep struct {
 	Detach bool
 	// Reshard moves a slot in the step (Cluster mode: reshardSteps); zero for none.
 	Reshard chaosReshard
+	// During is the restart or change by another client that strikes right before one
+	// command of the step's CLI run (duringSteps), nil for none.
+	During *chaosDuring
 }
 
 func (s chaosStep) String() string {
@@ -89,6 +92,9 @@ func (s chaosStep) String() string {
 		}
 		if s.Reshard.Kind != 0 {
 			b.WriteString(", reshard: " + reshardNames[s.Reshard.Kind])
+		}
+		if s.During != nil {
+			b.WriteString(", " + s.During.String())
 		}
 		b.WriteString(")")
 	}
@@ -157,8 +163,15 @@ const (
 	chaosShortDelay = 250 * time.Millisecond
 )
 
-// chaosSteps draws n steps from seed, for mode.
+// chaosSteps draws n steps from seed, for mode, and their events (duringSteps).
 func chaosSteps(mode chaosMode, seed int64, n int) []chaosStep {
+	steps := drawSteps(mode, seed, n)
+	duringSteps(steps, seed)
+	return steps
+}
+
+// drawSteps draws n steps from seed, for mode, with no events during them.
+func drawSteps(mode chaosMode, seed int64, n int) []chaosStep {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x63_68_61_6f_73)) //nolint:gosec // a reproducible test sequence
 	steps := make([]chaosStep, n)
 	for i := range steps {
@@ -337,6 +350,10 @@ func (run *chaosRun) resolveFaults(faults []faultproxy.Fault, rng *rand.Rand, st
 // swallowed (DropReply), cut (CutReply), never answered (Hang), or held back past
 // command_timeout (a late DelayReply). The fault decides, not a clock: the campaign's delays
 // are either far below command_timeout or far past it.
+//
+// A reply the server never gave (the command was written to it, and nothing came back: the
+// server restarted meanwhile), or that the proxy could not write to the provider, did not reach
+// it either, whatever the clock says.
 func lateReply(r faultproxy.Record) bool {
 	switch r.Action {
 	case faultproxy.DropReply, faultproxy.CutReply, faultproxy.Hang:
@@ -344,7 +361,7 @@ func lateReply(r faultproxy.Record) bool {
 	case faultproxy.DelayReply:
 		return r.Delay > chaosCommandTimeout
 	}
-	return false
+	return r.Forwarded && !r.Ran || r.Ran && !r.Delivered
 }
 
 // chaosResource is one declared valkey_stream_group.

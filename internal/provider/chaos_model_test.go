@@ -100,19 +100,35 @@ func (m *chaosModel) create(stream, name, id, by string, step int) string {
 
 // applyCreates adds what the step's XGROUP CREATE commands did. A create whose reply came back
 // to the proxy is applied with that reply, which must be the model's own prediction, unless it
-// was a redirect (-MOVED, -ASK: redirected), which says it did not run; one that reached the
-// server with no reply back may or may not have run, and snap (the server after the step)
-// decides.
-func (m *chaosModel) applyCreates(log []faultproxy.Record, snap *chaosModel, step int) []string {
-	var problems []string
+// was a redirect (-MOVED, -ASK: redirected), which says it did not run there; one that
+// reached the server with no reply back may or may not have run, and snap (the server after the
+// step) decides. The step's event (chaos_during_test.go; nil for none) is taken at the place
+// of the command it struck: a change another client made right before it, or a restart, after
+// which the command it struck never ran and a restarting server may refuse what comes.
+// predicted is what the model expected of each group's first create of the step.
+func (m *chaosModel) applyCreates(log []faultproxy.Record, snap *chaosModel, step int, ev *duringEvent) (problems []string, predicted map[[2]string]string) {
+	predicted = map[[2]string]string{}
 	for _, r := range log {
+		if r.Before > 0 && ev != nil {
+			if ran, problem := ev.at(m, r, step); problem != "" {
+				problems = append(problems, problem)
+			} else if !ran {
+				continue
+			}
+		}
 		if r.Command != "XGROUP CREATE" || !r.Forwarded || len(r.Args) < 3 {
+			continue
+		}
+		if redirected(r) { // the node does not serve the key: it did not run there
 			continue
 		}
 		stream, name, id := r.Args[0], r.Args[1], r.Args[2]
 		want := m.createReply(stream, name)
+		if _, seen := predicted[[2]string{stream, name}]; !seen {
+			predicted[[2]string{stream, name}] = want
+		}
 		switch got, _, _ := strings.Cut(r.Reply, " "); {
-		case redirected(r): // the node does not serve the key: it did not run there
+		case r.Ran && ev.refusedWhileRestarting(got):
 		case r.Ran && got != want:
 			problems = append(problems, fmt.Sprintf("XGROUP CREATE %s %s %s answered %q; the model expected %s", stream, name, id, r.Reply, want))
 		case r.Ran:
@@ -121,7 +137,7 @@ func (m *chaosModel) applyCreates(log []faultproxy.Record, snap *chaosModel, ste
 			m.create(stream, name, id, "provider", step)
 		}
 	}
-	return problems
+	return problems, predicted
 }
 
 // readChaosServer reads what the server holds under the campaign's keys, through the direct
@@ -224,9 +240,32 @@ func (m *chaosModel) groups() [][2]string {
 	return out
 }
 
+// chaosChange is one change another client makes: a consumer's XGROUP CREATE ... MKSTREAM
+// ("create"), XGROUP DESTROY ("destroy"), DEL ("del"), SET of a string ("set"), or a
+// producer's XADD ("xadd"). Between steps (stepOutOfBand) it is drawn and made at once; during
+// a step (chaos_during_test.go) it is made right before a chosen command of the CLI, and the
+// model takes it at that command's place in the step's log.
+type chaosChange struct {
+	Kind             string
+	Stream, Name, ID string // Name and ID: create and destroy
+}
+
 // outOfBand changes the server as another client would, through the direct clients, and the
 // model with it. It returns what it did.
 func (m *chaosModel) outOfBand(ctx context.Context, tg *chaosTarget, pick func(int) int, declared []chaosResource, step int) (string, error) {
+	c, nothing := m.drawChange(pick, declared)
+	if nothing != "" {
+		return nothing, nil
+	}
+	result, err := c.do(ctx, tg)
+	if err != nil {
+		return "", err
+	}
+	return m.applyChange(c, result, step)
+}
+
+// drawChange draws a change, or says why there is nothing to do.
+func (m *chaosModel) drawChange(pick func(int) int, declared []chaosResource) (chaosChange, string) {
 	stream := chaosStreams[pick(len(chaosStreams))]
 	switch roll := pick(100); {
 	case roll < 25: // a consumer's own door creates a group first: often one that is declared
@@ -235,54 +274,102 @@ func (m *chaosModel) outOfBand(ctx context.Context, tg *chaosTarget, pick func(i
 			r := declared[pick(len(declared))]
 			stream, name = r.Stream, r.Name
 		}
-		id := []string{"$", "0"}[pick(2)]
-		err := tg.admin(stream).XGroupCreateMkStream(ctx, stream, name, id).Err()
-		want := m.create(stream, name, id, "consumer", step)
-		if got := replyWord(err); got != want {
-			return "", fmt.Errorf("consumer XGROUP CREATE %s %s %s answered %s; the model expected %s", stream, name, id, got, want)
-		}
-		return fmt.Sprintf("a consumer ran XGROUP CREATE %s %s %s MKSTREAM: %s", stream, name, id, want), nil
+		return chaosChange{Kind: "create", Stream: stream, Name: name, ID: []string{"$", "0"}[pick(2)]}, ""
 	case roll < 45: // XGROUP DESTROY of a group the server holds
 		all := m.groups()
 		if len(all) == 0 {
-			return "XGROUP DESTROY: no group to destroy", nil
+			return chaosChange{}, "XGROUP DESTROY: no group to destroy"
 		}
 		g := all[pick(len(all))]
-		if err := tg.admin(g[0]).XGroupDestroy(ctx, g[0], g[1]).Err(); err != nil {
-			return "", fmt.Errorf("XGROUP DESTROY %s %s: %w", g[0], g[1], err)
-		}
-		delete(m.keys[g[0]].Groups, g[1])
-		return fmt.Sprintf("another client ran XGROUP DESTROY %s %s", g[0], g[1]), nil
+		return chaosChange{Kind: "destroy", Stream: g[0], Name: g[1]}, ""
 	case roll < 60: // DEL of the key, stream or not
-		if err := tg.admin(stream).Del(ctx, stream).Err(); err != nil {
-			return "", fmt.Errorf("DEL %s: %w", stream, err)
-		}
-		delete(m.keys, stream)
-		return "another client ran DEL " + stream, nil
+		return chaosChange{Kind: "del", Stream: stream}, ""
 	case roll < 70: // a key of another type where a stream is declared
 		if m.keys[stream] != nil {
-			return fmt.Sprintf("SET %s: the key exists, nothing done", stream), nil
+			return chaosChange{}, fmt.Sprintf("SET %s: the key exists, nothing done", stream)
 		}
-		if err := tg.admin(stream).Set(ctx, stream, "not a stream", 0).Err(); err != nil {
-			return "", fmt.Errorf("SET %s: %w", stream, err)
-		}
-		m.keys[stream] = &modelKey{Type: "string"}
-		return "another client ran SET " + stream + " (a string where a stream is declared)", nil
+		return chaosChange{Kind: "set", Stream: stream}, ""
 	default: // a producer appends an entry
 		if k := m.keys[stream]; k != nil && k.Type != "stream" {
-			return fmt.Sprintf("XADD %s: the key holds a %s, nothing done", stream, k.Type), nil
+			return chaosChange{}, fmt.Sprintf("XADD %s: the key holds a %s, nothing done", stream, k.Type)
 		}
-		id, err := tg.admin(stream).XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "1"}}).Result()
-		if err != nil {
-			return "", fmt.Errorf("XADD %s: %w", stream, err)
-		}
-		if m.keys[stream] == nil {
-			m.keys[stream] = &modelKey{Type: "stream", Groups: map[string]modelGroup{}}
-		}
-		m.keys[stream].LastID = id
-		m.keys[stream].Length++
-		return fmt.Sprintf("a producer ran XADD %s: %s", stream, id), nil
+		return chaosChange{Kind: "xadd", Stream: stream}, ""
 	}
+}
+
+// do makes the change on the server, through the direct clients: result is the reply's word
+// for a create or a destroy ("+OK", "-BUSYGROUP", "-WRONGTYPE", "-ERR"), the new entry's ID for
+// an XADD.
+func (c chaosChange) do(ctx context.Context, tg *chaosTarget) (result string, err error) {
+	rdb := tg.admin(c.Stream)
+	switch c.Kind {
+	case "create":
+		return replyWord(rdb.XGroupCreateMkStream(ctx, c.Stream, c.Name, c.ID).Err()), nil
+	case "destroy": // on a key that is gone or of another type, the server's refusal is the result
+		return replyWord(rdb.XGroupDestroy(ctx, c.Stream, c.Name).Err()), nil
+	case "del":
+		err = rdb.Del(ctx, c.Stream).Err()
+	case "set":
+		err = rdb.Set(ctx, c.Stream, "not a stream", 0).Err()
+	case "xadd":
+		result, err = rdb.XAdd(ctx, &redis.XAddArgs{Stream: c.Stream, Values: []string{"order", "1"}}).Result()
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c, err)
+	}
+	return result, nil
+}
+
+func (c chaosChange) String() string {
+	switch c.Kind {
+	case "create":
+		return fmt.Sprintf("XGROUP CREATE %s %s %s MKSTREAM", c.Stream, c.Name, c.ID)
+	case "destroy":
+		return fmt.Sprintf("XGROUP DESTROY %s %s", c.Stream, c.Name)
+	case "set":
+		return "SET " + c.Stream
+	case "xadd":
+		return "XADD " + c.Stream
+	}
+	return "DEL " + c.Stream
+}
+
+// applyChange makes in the model the change the server made with result, and says what it did;
+// it fails when the server answered a consumer's create otherwise than the model expected.
+func (m *chaosModel) applyChange(c chaosChange, result string, step int) (string, error) {
+	switch c.Kind {
+	case "create":
+		if want := m.create(c.Stream, c.Name, c.ID, "consumer", step); result != want {
+			return "", fmt.Errorf("consumer %s answered %s; the model expected %s", c, result, want)
+		}
+		return fmt.Sprintf("a consumer ran %s: %s", c, result), nil
+	case "destroy":
+		k, want := m.keys[c.Stream], "+OK"
+		switch {
+		case k == nil:
+			want = "-ERR" // "The XGROUP subcommand requires the key to exist"
+		case k.Type != "stream":
+			want = "-WRONGTYPE"
+		default:
+			delete(k.Groups, c.Name)
+		}
+		if result != want {
+			return "", fmt.Errorf("%s answered %s; the model expected %s", c, result, want)
+		}
+		return fmt.Sprintf("another client ran %s: %s", c, result), nil
+	case "del":
+		delete(m.keys, c.Stream)
+		return "another client ran " + c.String(), nil
+	case "set":
+		m.keys[c.Stream] = &modelKey{Type: "string"}
+		return "another client ran " + c.String() + " (a string where a stream is declared)", nil
+	}
+	if m.keys[c.Stream] == nil {
+		m.keys[c.Stream] = &modelKey{Type: "stream", Groups: map[string]modelGroup{}}
+	}
+	m.keys[c.Stream].LastID = result
+	m.keys[c.Stream].Length++
+	return fmt.Sprintf("a producer ran XADD %s: %s", c.Stream, result), nil
 }
 
 // heal removes every key of another type, so that the declared groups can be created.

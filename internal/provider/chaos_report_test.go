@@ -33,7 +33,8 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 	for _, s := range c.seeds {
 		total.Steps += s.Steps
 		total.ShrinkSteps += s.ShrinkSteps
-		for _, m := range []struct{ into, from map[string]int }{{total.Kinds, s.Kinds}, {total.Faults, s.Faults}, {total.Acted, s.Acted}, {total.Checks, s.Checks}, {total.Slots, s.Slots}} {
+		for _, m := range []struct{ into, from map[string]int }{{total.Kinds, s.Kinds}, {total.Faults, s.Faults}, {total.Acted, s.Acted}, {total.Checks, s.Checks},
+			{total.Slots, s.Slots}, {total.During, s.During}, {total.DuringStruck, s.DuringStruck}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -98,6 +99,15 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 		for _, k := range slices.Sorted(maps.Keys(total.Slots)) {
 			fmt.Fprintf(&b, "| %s | %d |\n", k, total.Slots[k])
 		}
+	}
+	fmt.Fprintf(&b, "\n## Events during a step\n\nDrawn: put on a step. Struck: the commands the proxies held while an event ran (none when\n"+
+		"the step never sent the command it names).\n\n| event | drawn |\n|---|---:|\n")
+	for _, k := range slices.Sorted(maps.Keys(total.During)) {
+		fmt.Fprintf(&b, "| %s | %d |\n", k, total.During[k])
+	}
+	fmt.Fprintf(&b, "\n| event: command struck | struck |\n|---|---:|\n")
+	for _, k := range slices.Sorted(maps.Keys(total.DuringStruck)) {
+		fmt.Fprintf(&b, "| %s | %d |\n", k, total.DuringStruck[k])
 	}
 	fmt.Fprintf(&b, "\n## Checks by invariant\n\n| invariant | checks |\n|---|---:|\n")
 	for _, k := range slices.Sorted(maps.Keys(total.Checks)) {

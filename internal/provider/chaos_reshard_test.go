@@ -371,7 +371,7 @@ func TestChaosModel_redirectedCreateDidNotRun(t *testing.T) {
 
 	// The target's proxy is listed first, as when it comes first among the proxies.
 	m := newChaosModel()
-	if problems := m.applyCreates([]faultproxy.Record{asking, ran, ask}, empty, 4); len(problems) > 0 {
+	if problems, _ := m.applyCreates([]faultproxy.Record{asking, ran, ask}, empty, 4, nil); len(problems) > 0 {
 		t.Fatalf("a create redirected, then run by the target: %v", problems)
 	}
 	if g, ok := m.group(stream, group); !ok || g.By != "provider" || g.ID != "0" || g.Step != 4 {
@@ -388,7 +388,7 @@ func TestChaosModel_redirectedCreateDidNotRun(t *testing.T) {
 	lost := create(1, "-MOVED 3300 127.0.0.1:7002")
 	lost.Action, lost.Delivered = faultproxy.DropReply, false
 	m = newChaosModel()
-	if problems := m.applyCreates([]faultproxy.Record{lost}, empty, 5); len(problems) > 0 || m.has(stream, group) {
+	if problems, _ := m.applyCreates([]faultproxy.Record{lost}, empty, 5, nil); len(problems) > 0 || m.has(stream, group) {
 		t.Errorf("a redirect whose reply was dropped: problems %v, group in the model %v; want none and no group", problems, m.has(stream, group))
 	}
 	if !lateReply(lost) {

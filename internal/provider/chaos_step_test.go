@@ -62,6 +62,12 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	if move != nil {
 		faults = append(faults, move.hold)
 	}
+	var ev *duringEvent // chaos_during_test.go
+	if s.During != nil {
+		ev = run.resolveDuring(ctx, s, pre, block)
+		faults = append(faults, ev.fault)
+		notes = append(notes, ev.describe())
+	}
 	run.tg.inject(faults...)
 	if move != nil {
 		move.start(run.tg.proxies)
@@ -78,6 +84,11 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		run.mustReshard(s, err)
 		notes = append(notes, note)
 	}
+	if did, err := ev.close(); err != nil {
+		run.t.Fatalf("%s: the event during the step: %s: %v", s, did, err)
+	} else if did != "" {
+		notes = append(notes, "the event "+did)
+	}
 	log, refused := run.tg.log() // before the faults go: their hits go with them
 	run.tg.inject()
 	if s.Detach {
@@ -92,13 +103,14 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	if err != nil {
 		run.t.Fatalf("%s: reading the server: %v", s, err)
 	}
-	modelProblems := run.model.applyCreates(log, snap, s.N)
+	modelProblems, predicted := run.model.applyCreates(log, snap, s.N, ev)
 	if kind != stepPlan || savedNow {
 		run.saved = savedNow
 	}
 	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
-		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s), refreshed: refreshed, mode: run.tg.mode}
+		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s) + struck(log), refreshed: refreshed, mode: run.tg.mode,
+		predicted: predicted}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}
@@ -107,6 +119,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	run.last = res
 	run.count(s, log, refused)
+	run.countDuring(ev, log)
 	run.t.Logf("%s: %s, exit %v, %d commands, %d faults acted", s, strings.Join(notes, "; "), res.err, len(log), actedIn(log)+refused)
 	describe := func() string {
 		return fmt.Sprintf("%s\n  %s\n  exit: %v\n%s", s, strings.Join(notes, "\n  "), res.err, indent(string(res.output())))

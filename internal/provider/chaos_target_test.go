@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -44,7 +45,9 @@ type chaosTarget struct {
 	provider func(maxRetries int) string // the provider block
 	admin    func(stream string) redis.Cmdable
 	slots    *chaosSlots // where each key lives (Cluster mode; nil otherwise)
-	restart  func(rng *rand.Rand) (string, error)
+	// restart restarts the server that holds stream (in a cluster, the node that owns its slot),
+	// or for "" any (a node drawn from rng), and waits until it serves again.
+	restart func(rng *rand.Rand, stream string) (string, error)
 	// detach takes the replica off the primary (REPLICAOF NO ONE), so that no WAIT of the step
 	// is acknowledged; attach links it again and waits until it holds all the primary wrote.
 	// nil outside replicated mode.
@@ -85,6 +88,7 @@ func (tg *chaosTarget) log() (records []faultproxy.Record, refused int) {
 			if r.Action != 0 {
 				hits--
 			}
+			hits -= r.Before // an event during the step (chaos_during_test.go)
 		}
 		records = append(records, log...)
 		refused += max(hits, 0)
@@ -122,7 +126,7 @@ func startChaosTarget(mode chaosMode) (*chaosTarget, error) {
 			return fmt.Sprintf("provider \"valkey\" {\n  url             = %q\n%s}\n", proxy.URL(), providerSettings(maxRetries))
 		},
 		admin: func(string) redis.Cmdable { return admin },
-		restart: func(rng *rand.Rand) (string, error) {
+		restart: func(rng *rand.Rand, _ string) (string, error) {
 			how := restartServer(rng, srv)
 			if err := srv.Restart(); err != nil {
 				return how, err
@@ -175,8 +179,8 @@ func replicate(tg *chaosTarget, primary *valkeytest.Server, admin *redis.Client)
 		return strings.Replace(provider(maxRetries), "}\n",
 			fmt.Sprintf("  min_replica_acks    = 1\n  replica_ack_timeout = %q\n}\n", chaosAckTimeout), 1)
 	}
-	tg.restart = func(rng *rand.Rand) (string, error) {
-		how, err := restart(rng)
+	tg.restart = func(rng *rand.Rand, stream string) (string, error) {
+		how, err := restart(rng, stream)
 		if err == nil {
 			err = synced()
 		}
@@ -245,8 +249,13 @@ func startChaosCluster() (*chaosTarget, error) {
 		},
 		admin: slots.admin,
 		slots: slots,
-		restart: func(rng *rand.Rand) (string, error) {
-			node := pc.Nodes[rng.IntN(len(pc.Nodes))]
+		restart: func(rng *rand.Rand, stream string) (string, error) {
+			var node *valkeytest.Server
+			if stream == "" {
+				node = pc.Nodes[rng.IntN(len(pc.Nodes))]
+			} else {
+				node = slots.owner[valkey.HashSlot(stream)]
+			}
 			how := restartServer(rng, node)
 			if err := node.Restart(); err != nil {
 				return how, err

@@ -321,18 +321,22 @@ type chaosStats struct {
 	Checks map[string]int `json:"checks"`
 	// Slots counts a Cluster campaign's reshard steps, its moves by kind, and the redirects
 	// (-MOVED, -ASK) the provider's commands were answered.
-	Slots       map[string]int `json:"slots,omitempty"`
-	ShrinkSteps int            `json:"shrink_steps,omitempty"`
-	Seconds     float64        `json:"seconds"`
-	StepSeconds map[string]float64
-	Failed      string `json:"failed,omitempty"`
-	started     time.Time
-	parent      *chaosStats // a shrinking run counts its steps there
+	Slots map[string]int `json:"slots,omitempty"`
+	// During counts the steps' events (chaos_during_test.go) by kind; DuringStruck, by kind and
+	// the command the proxies held while each ran.
+	During       map[string]int `json:"during_drawn"`
+	DuringStruck map[string]int `json:"during_struck"`
+	ShrinkSteps  int            `json:"shrink_steps,omitempty"`
+	Seconds      float64        `json:"seconds"`
+	StepSeconds  map[string]float64
+	Failed       string `json:"failed,omitempty"`
+	started      time.Time
+	parent       *chaosStats // a shrinking run counts its steps there
 }
 
 func newChaosStats(mode chaosMode, seed int64) *chaosStats {
 	return &chaosStats{Mode: mode, Seed: seed, Kinds: map[string]int{}, Faults: map[string]int{}, Acted: map[string]int{},
-		Checks: map[string]int{}, Slots: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
+		Checks: map[string]int{}, Slots: map[string]int{}, During: map[string]int{}, DuringStruck: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
 }
 
 // shrinking is the stats of one shrinking run, which count only as shrink steps of s.
@@ -430,7 +434,7 @@ func (run *chaosRun) step(s chaosStep) *chaosFailure {
 		run.t.Logf("%s: %s", s, did)
 		return run.checkServer(ctx, s, s.String()+": "+did)
 	case stepRestart:
-		how, err := run.tg.restart(rng)
+		how, err := run.tg.restart(rng, "")
 		if err != nil {
 			run.t.Fatalf("%s: %s: %v", s, how, err)
 		}

@@ -215,10 +215,12 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	return &UnreachableError{Addr: c.Addr(), Cluster: c.cluster, Err: err, TLS: tlsOn, ClientCert: clientCert, Token: c.token}
 }
 
-// keyType answers TYPE key, or "non-stream value" when even that fails.
+// keyType answers TYPE key, or "non-stream value" when even that fails, or when TYPE no
+// longer names another type: another client removed the key ("none") or made it a stream
+// between the WRONGTYPE and the TYPE, and the type it held is gone with it.
 func (c *Client) keyType(ctx context.Context, key string) string {
 	t, err := c.Universal().Type(ctx, key).Result()
-	if err != nil || t == "" {
+	if err != nil || t == "" || t == "none" || t == "stream" {
 		return "non-stream value"
 	}
 	return t
