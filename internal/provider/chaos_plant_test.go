@@ -33,7 +33,7 @@ var chaosPlants = []chaosPlant{
 		old:       "func (createCmd) NoRetry() bool { return true }",
 		new:       "func (createCmd) NoRetry() bool { return false }",
 		caughtBy:  []string{invariantCreateOnce, invariantAdopted},
-		hintSeeds: "3",
+		hintSeeds: "1",
 	},
 	{
 		name: "state-dropped-on-failed-refresh", pkg: "internal/provider",
@@ -63,7 +63,7 @@ var chaosPlants = []chaosPlant{
 		old:       "if isReply || neverWritten(err) || errors.Is(err, redis.ErrClosed) {",
 		new:       "if isReply || neverWritten(err) || errors.Is(err, redis.ErrClosed) || strings.Contains(err.Error(), \"i/o timeout\") {",
 		caughtBy:  []string{invariantUnknown},
-		hintSeeds: "1",
+		hintSeeds: "4",
 	},
 	{
 		// BUSYGROUP (the group exists) recorded as created, adopted = false.
