@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,14 +26,15 @@ import (
 //
 // Each provider process loads the slot map once, at its first command, so a move between two
 // CLI steps would only ever meet a fresh map. A complete move therefore happens during the
-// step's command: a DelayReply on the first CLUSTER SLOTS holds the map the server gave back
-// (chaosHoldDelay) while the move runs, and the provider then sends the moved slot's commands
-// to the old owner, which answers MOVED. So that the hold's hit is the only one the step can
-// have (the trigger reads the proxies' hit counts), a complete move is drawn only on a step
-// with no fault of its own. A half-way move (IMPORTING on the target, MIGRATING on the source,
-// the stream moved or not) is begun before the command of any step, faults and all, stays open
-// across the steps after it, and is finished during the command of the next reshard step that
-// moves (or of the final convergence).
+// step's command: an event of the proxies (faultproxy.Fault.Before) on the step's first
+// command on the slot's stream, which comes after the map was loaded, moves the slot while
+// the proxy holds that command, and the provider, its map naming the old owner, meets MOVED.
+// The command's key is the trigger, not a clock, so a replay moves at the same command. A
+// complete move is drawn only on a step with no fault of its own (and no event: duringSteps).
+// A half-way move (IMPORTING on the target, MIGRATING on the source, the stream moved or not)
+// is begun before the command of any step, faults and all, stays open across the steps after
+// it, and is finished during the command of the next reshard step that moves (or of the final
+// convergence).
 
 // reshardKind is what a reshard step does to a slot.
 type reshardKind int
@@ -54,11 +56,6 @@ type chaosReshard struct {
 
 // chaosReshardShare is the percentage of a Cluster campaign's CLI steps that reshard.
 const chaosReshardShare = 25
-
-// chaosHoldDelay is how long a reshard step holds the reply to the first CLUSTER SLOTS of its
-// command while the slot moves: far below command_timeout, so that the provider waits it out,
-// and far above what a move of one small slot takes.
-const chaosHoldDelay = chaosCommandTimeout / 2
 
 // reshardSteps draws the reshard steps of a Cluster campaign, from a stream of their own, after
 // every other draw, so that every other draw of the seed (and of every standalone and
@@ -85,7 +82,8 @@ type chaosSlots struct {
 	asking    map[*valkeytest.Server]*redis.Client // one connection each, ASKING before every command
 	owner     map[int]*valkeytest.Server
 	migration *valkeytest.Migration
-	atomic    bool // the servers have CLUSTER MIGRATESLOTS
+	migrating string // the stream of migration's slot
+	atomic    bool   // the servers have CLUSTER MIGRATESLOTS
 }
 
 func newChaosSlots(pc *faultproxy.ProxiedCluster) (*chaosSlots, error) {
@@ -155,14 +153,21 @@ func (askingHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return next
 }
 
-// chaosMove is a move to run during a step's command, once the hold has acted on the first
-// CLUSTER SLOTS (or after the command, when no slot map was loaded).
+// chaosMove is a move to run during a step's command: an event (faultproxy.Fault.Before) on
+// the first command of the step on the moved slot's stream, which reaches the proxy only after
+// the provider loaded its slot map (a cluster client routes nothing before). The proxy holds
+// that command while the slot moves, then passes it on to the old owner, which answers MOVED.
+// No clock decides anything: the command, by its key, is the trigger.
 type chaosMove struct {
-	hold faultproxy.Fault
-	stop chan struct{}
-	done chan string
-	run  func() (string, error)
-	err  error
+	stream  string           // the slot's stream: its first command triggers the move
+	trigger faultproxy.Fault // injected into proxy alone
+	proxy   *faultproxy.Proxy
+	run     func() (string, error)
+
+	mu    sync.Mutex
+	fired bool
+	note  string
+	err   error
 }
 
 // reshardBefore does the step's reshard, or what of it comes before the command: a half-way
@@ -191,54 +196,55 @@ func (run *chaosRun) reshardBefore(ctx context.Context, s chaosStep) (*chaosMove
 		run.mustReshard(s, err)
 		return nil, append(notes, note)
 	}
-	m := &chaosMove{hold: faultproxy.Fault{Command: "CLUSTER SLOTS", Action: faultproxy.DelayReply, Delay: chaosHoldDelay, Times: 1},
-		stop: make(chan struct{}), done: make(chan string, 1)}
-	m.run = func() (string, error) {
-		if cs.migration != nil {
-			return run.finish(ctx)
-		}
-		return run.move(ctx, rng, r.Kind == reshardAtomic)
+	m := &chaosMove{}
+	var source *valkeytest.Server // the slot's owner in the map the provider loads
+	if cs.migration != nil {
+		m.stream, source = cs.migrating, cs.migration.Source
+		m.run = func() (string, error) { return run.finish(ctx) }
+	} else {
+		stream, slot, dst := run.reshardSlot(rng)
+		m.stream, source = stream, cs.owner[slot]
+		m.run = func() (string, error) { return run.move(ctx, stream, slot, dst, r.Kind == reshardAtomic) }
 	}
-	return m, append(notes, "reshard: the first CLUSTER SLOTS held "+chaosHoldDelay.String()+" while a slot moves")
+	// The trigger goes to the source's proxy alone: the one the provider's first command on the
+	// stream reaches, and one no traffic of the move itself passes (atomic migration sends the
+	// slot's commands through the target's proxy, with no replies an event could wait for).
+	m.trigger = faultproxy.Fault{Key: m.stream, Times: 1, Before: m.fire}
+	for i, n := range cs.pc.Nodes {
+		if n == source {
+			m.proxy = cs.pc.Proxies[i]
+		}
+	}
+	return m, append(notes, "reshard: a slot moves right before the command's first command on "+m.stream)
 }
 
-// start watches the proxies, once the step's faults (the hold among them) are in, and runs
-// the move when the hold has acted.
-func (m *chaosMove) start(proxies []*faultproxy.Proxy) { go m.watch(proxies) }
-
-func (m *chaosMove) watch(proxies []*faultproxy.Proxy) {
-	for {
-		for _, p := range proxies {
-			if p.Hits() > 0 {
-				started := time.Now()
-				note, err := m.run()
-				m.err = err
-				took := time.Since(started)
-				note = fmt.Sprintf("%s, during the command (%v, the slot map held %v)", note, took.Round(time.Millisecond), chaosHoldDelay)
-				if took > chaosHoldDelay { // no verdict depends on it (the model reads every redirect), only which commands met MOVED
-					note += "; the move outlasted the hold, so the command may have met it half-done"
-				}
-				m.done <- note
-				return
-			}
-		}
-		select {
-		case <-m.stop:
-			m.done <- ""
-			return
-		case <-time.After(time.Millisecond):
-		}
+func (m *chaosMove) fire() {
+	m.mu.Lock()
+	if m.fired {
+		m.mu.Unlock()
+		return
 	}
-}
-
-// wait ends the move: it ran during the command, or runs now.
-func (m *chaosMove) wait() (string, error) {
-	close(m.stop)
-	if note := <-m.done; note != "" {
-		return note, m.err
-	}
+	m.fired = true
+	m.mu.Unlock()
 	note, err := m.run()
-	return note + ", after the command (it loaded no slot map)", err
+	m.mu.Lock()
+	m.note, m.err = note+", during the command (right before its first command on "+m.stream+")", err
+	m.mu.Unlock()
+}
+
+// wait ends the move: it ran during the command, or runs now, when the command sent nothing
+// on the stream.
+func (m *chaosMove) wait() (string, error) {
+	m.mu.Lock()
+	fired := m.fired
+	m.mu.Unlock()
+	if !fired {
+		m.fire()
+		return strings.Replace(m.note, "during the command", "after the command, which sent nothing on the stream", 1), m.err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.note, m.err
 }
 
 func (run *chaosRun) mustReshard(s chaosStep, err error) {
@@ -267,9 +273,8 @@ func (run *chaosRun) reshardSlot(rng *rand.Rand) (string, int, *valkeytest.Serve
 
 // move moves a slot whole: with CLUSTER MIGRATESLOTS when atomic is asked and the servers have
 // it, else the valkey-cli way.
-func (run *chaosRun) move(ctx context.Context, rng *rand.Rand, atomic bool) (string, error) {
+func (run *chaosRun) move(ctx context.Context, stream string, slot int, dst *valkeytest.Server, atomic bool) (string, error) {
 	cs := run.tg.slots
-	stream, slot, dst := run.reshardSlot(rng)
 	from := cs.owner[slot].Addr()
 	how := "the valkey-cli way"
 	if atomic && cs.atomic {
@@ -303,7 +308,7 @@ func (run *chaosRun) begin(ctx context.Context, rng *rand.Rand) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	cs.migration = m
+	cs.migration, cs.migrating = m, stream
 	run.stats.Slots["half-way moves begun"]++
 	what := "the stream does not exist" // the source answers ASK for it
 	n, err := cs.admins[m.Source].Exists(ctx, stream).Result()

@@ -59,9 +59,6 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 			notes = append(notes, "fault: "+describeFault(f))
 		}
 	}
-	if move != nil {
-		faults = append(faults, move.hold)
-	}
 	var ev *duringEvent // chaos_during_test.go
 	if s.During != nil {
 		ev = run.resolveDuring(ctx, s, pre, block)
@@ -69,8 +66,8 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		notes = append(notes, ev.describe())
 	}
 	run.tg.inject(faults...)
-	if move != nil {
-		move.start(run.tg.proxies)
+	if move != nil { // a whole move's step has no fault of its own
+		move.proxy.Inject(append(slices.Clone(faults), move.trigger)...)
 	}
 	if s.Detach {
 		if err := run.tg.detach(); err != nil {
