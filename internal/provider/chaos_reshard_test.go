@@ -239,8 +239,8 @@ func (m *chaosMove) wait() (string, error) {
 	fired := m.fired
 	m.mu.Unlock()
 	if !fired {
-		m.fire()
-		return strings.Replace(m.note, "during the command", "after the command, which sent nothing on the stream", 1), m.err
+		note, err := m.run()
+		return note + ", after the command, which sent nothing on " + m.stream, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
