@@ -71,6 +71,40 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 	expectWarning(t, diags, replacedSummary, 0)
 }
 
+// TestCLIStreamGroup_replacementKeepsTheStreamNotesOfOtherGroups: Terraform plans a replacement
+// twice and shows only the first call's warnings. A note given once per stream or per plan must
+// not be spent in the second call, or the other groups' plan loses it. Here a pipeline plans
+// with -refresh=false after the stream was deleted: the group whose group_start changes is
+// replaced first (depends_on fixes the order), then a new group on the same stream is planned,
+// and the plan must still say that the stream will be created; with the server down, that the
+// check was skipped.
+func TestCLIStreamGroup_replacementKeepsTheStreamNotesOfOtherGroups(t *testing.T) {
+	t.Parallel()
+	ctx, srv := context.Background(), valkeytest.StartT(t)
+	rdb, stream := testAdmin(t, srv), testKey(t)
+	provider := testAccProviderConfig(srv)
+	r := newCLIRun(t, provider+testAccNamedGroupConfig("billing", stream, "billing", "head"))
+	r.apply().must(t, true)
+	mustDo(t, rdb.Del(ctx, stream).Err())
+
+	r.write(provider + testAccNamedGroupConfig("billing", stream, "billing", "new") + fmt.Sprintf(`
+resource "valkey_stream_group" "audit" {
+  stream      = %q
+  name        = "audit"
+  group_start = "new"
+  depends_on  = [valkey_stream_group.billing]
+}
+`, stream))
+	diags := r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
+	expectWarning(t, diags, startChangeSummary, 1, `from "head" to "new"`)
+	expectWarning(t, diags, fmt.Sprintf("Stream %q Will Be Created", stream), 1, `together with group "audit"`)
+
+	srv.Stop()
+	diags = r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
+	expectWarning(t, diags, startChangeSummary, 1)
+	expectWarning(t, diags, checkSkippedSummary, 1, `group "audit" of stream`)
+}
+
 func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	t.Parallel()
 	rdb, stream := testAdmin(t, testServer(t)), testKey(t)

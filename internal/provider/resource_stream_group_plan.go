@@ -30,6 +30,9 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if req.Plan.Raw.Equal(req.State.Raw) {
 		return // nothing changes: nothing to say
 	}
+	if replanOfReplacement(ctx, req, resp) {
+		return // the first call said everything, and Terraform shows no warning of this one
+	}
 	var plan streamGroupModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	if resp.Diagnostics.HasError() {
@@ -43,6 +46,7 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 		if plan.Stream.Equal(state.Stream) && plan.Name.Equal(state.Name) {
 			if !state.GroupStart.IsNull() && !plan.GroupStart.IsNull() && !plan.GroupStart.Equal(state.GroupStart) {
+				markReplacement(ctx, resp)
 				warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), startChangeAdopts, ""),
 					fmt.Sprintf("Changing group_start from %s to %s replaces the resource, but group %q already exists on stream %q, "+
 						"so the new Create will adopt it and its read position will not move. Use XGROUP SETID outside Terraform "+
@@ -51,11 +55,38 @@ func (r *streamGroupResource) ModifyPlan(ctx context.Context, req resource.Modif
 			}
 			return // the same group: nothing new is created
 		}
+		markReplacement(ctx, resp)
 		warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), willStayReplaced, ""), leftOnServerDetail(state)+
 			" The replacement ensures the newly declared group; the old one is not removed.")
 	}
 	// A create, or a replacement by another group: the plan may create it.
 	r.previewCreate(ctx, plan, &resp.Diagnostics)
+}
+
+// replacingKey marks, in the private data of a replacement's plan, that the previews were
+// given. Terraform and OpenTofu plan a replacement twice: with the prior state, then with none
+// (the create half), handing the first plan's private data to the second, and they show the
+// second call's diagnostics only when one is an error. Previews made there would vanish, and
+// with them the notes given once per stream or per plan (a stream that will be created, a check
+// skipped), which the other groups of that stream would then not get.
+const replacingKey = "replacing"
+
+func markReplacement(ctx context.Context, resp *resource.ModifyPlanResponse) {
+	if resp.Private == nil { // never from Terraform; a direct call in a test may leave it out
+		return
+	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, replacingKey, []byte("true"))...)
+}
+
+// replanOfReplacement reports whether this is the second plan of a replacement (no prior
+// state, and the first plan's mark).
+func replanOfReplacement(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) bool {
+	if !req.State.Raw.IsNull() || req.Private == nil {
+		return false
+	}
+	mark, diags := req.Private.GetKey(ctx, replacingKey)
+	resp.Diagnostics.Append(diags...)
+	return mark != nil
 }
 
 // previewCreate tells the reviewer, at plan time, what XGROUP CREATE will meet at apply, using read
