@@ -125,6 +125,32 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "1",
 	},
 	{
+		// XGROUP CREATE without MKSTREAM: a group on a stream that does not exist yet fails
+		// instead of creating the stream with it.
+		name: "mkstream-dropped", pkg: "internal/valkey",
+		old:       `id, "MKSTREAM")}`,
+		new:       `id)}`,
+		caughtBy:  []string{invariantNamed, invariantServer},
+		hintSeeds: "1",
+	},
+	{
+		// A server that could not be reached reported as a created group, and recorded.
+		name: "unreachable-recorded-created", pkg: "internal/valkey",
+		old:       "case err == nil:\n\t\treturn outcome, g, nil",
+		new:       "case err == nil || neverWritten(err):\n\t\treturn Created, Group{Name: group}, nil",
+		caughtBy:  []string{invariantState, invariantAdopted},
+		hintSeeds: "1",
+	},
+	{
+		// The plan's backlog warning says head skips and new replays: the one decision that
+		// cannot be taken back, previewed backwards.
+		name: "replay-and-skip-swapped", pkg: "internal/provider",
+		old:       "case plan.GroupStart.ValueString() == string(valkey.StartHead):",
+		new:       "case plan.GroupStart.ValueString() == string(valkey.StartNew):",
+		caughtBy:  []string{invariantPreview},
+		hintSeeds: "2",
+	},
+	{
 		// The bug the campaign found in Cluster mode, put back: a failed load of the slot map
 		// is ignored before the first command, so go-redis loads it again inside the create's
 		// pipeline, and a failure there reads as the create's lost reply.
@@ -192,15 +218,17 @@ func (p chaosPlant) build(dir string) error {
 
 // TestChaosPlanted runs the campaign against each planted bug until a seed catches it (the
 // plant's hint seeds first, then more, CHAOS_STEPS steps each, at most CHAOS_PLANTED_SEEDS
-// seeds), and fails unless it is caught, by one of the invariants that guard it. It runs when
-// CHAOS_PLANTED is set (to 1, or to the plants' names, comma-separated).
+// seeds), and fails unless it is caught, by one of the invariants that guard it. Then it runs
+// the steps up to the failing one CHAOS_PLANTED_REPLAYS times more (default 1), and fails
+// unless each replay fails at the same step with the same invariant: the proof that a failure
+// replays. It runs when CHAOS_PLANTED is set (to 1, or to the plants' names, comma-separated).
 func TestChaosPlanted(t *testing.T) {
 	needCLI(t)
 	want := os.Getenv("CHAOS_PLANTED")
 	if want == "" {
 		t.Skip("set CHAOS_PLANTED=1 to show that the campaign catches each planted bug")
 	}
-	steps, maxSeeds := 60, 40
+	steps, maxSeeds, replays := 60, 40, 1
 	if v, err := envInt("CHAOS_STEPS"); err != nil || v > 0 {
 		mustDo(t, err)
 		steps = v
@@ -208,6 +236,10 @@ func TestChaosPlanted(t *testing.T) {
 	if v, err := envInt("CHAOS_PLANTED_SEEDS"); err != nil || v > 0 {
 		mustDo(t, err)
 		maxSeeds = v
+	}
+	if v, err := envInt("CHAOS_PLANTED_REPLAYS"); err != nil || v > 0 {
+		mustDo(t, err)
+		replays = v
 	}
 	var found []string
 	if path := os.Getenv("CHAOS_CAMPAIGN"); path != "" {
@@ -241,16 +273,28 @@ func TestChaosPlanted(t *testing.T) {
 				if !slices.Contains(plant.caughtBy, f.Invariant) {
 					t.Fatalf("seed %d caught plant %s by another invariant than those that guard it (%q):\n%s", seed, plant.name, plant.caughtBy, f)
 				}
-				at := fmt.Sprintf("step %d (%s)", f.Step, f.kind(chaosSteps(mode, seed, steps)))
+				drawn := chaosSteps(mode, seed, steps)
+				at := fmt.Sprintf("step %d (%s)", f.Step, f.kind(drawn))
 				if f.Step == 0 {
 					at = "the final convergence"
+				} else {
+					drawn = drawn[:f.Step]
 				}
-				found = append(found, fmt.Sprintf("| %s | %s | %s | %d | %s | %d |\n", plant.name, mode, f.Invariant, seed, at, i+1))
+				alike := 0
+				for run := 1; run <= replays; run++ {
+					again := runChaos(t, mode, drawn, dir, stats.shrinking())
+					if outcomeOf(again) == outcomeOf(f) {
+						alike++
+					} else {
+						t.Errorf("replay is not exact: plant %s, %s seed %d %s, then replay %d %s", plant.name, mode, seed, outcomeOf(f), run, outcomeOf(again))
+					}
+				}
+				found = append(found, fmt.Sprintf("| %s | %s | %s | %d | %s | %d | %d of %d |\n", plant.name, mode, f.Invariant, seed, at, i+1, alike, replays))
 				t.Logf("plant %s caught by %s seed %d %s (%d steps run)\n%s\nreplay: CHAOS_PLANT=%s make chaos MODE=%s SEED=%d STEPS=%d",
 					plant.name, mode, seed, f.where(), stats.Steps, f, plant.name, mode, seed, max(f.Step, stats.Steps))
 				return
 			}
-			found = append(found, fmt.Sprintf("| %s | %s | NOT CAUGHT | | | %d |\n", plant.name, mode, maxSeeds))
+			found = append(found, fmt.Sprintf("| %s | %s | NOT CAUGHT | | | %d | |\n", plant.name, mode, maxSeeds))
 			t.Fatalf("plant %s was not caught by %d seeds of %d steps", plant.name, maxSeeds, steps)
 		})
 	}

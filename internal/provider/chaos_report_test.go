@@ -124,7 +124,8 @@ func appendPlantsToCampaign(t *testing.T, path string, lines []string) {
 	mustDo(t, err)
 	defer f.Close()
 	_, err = fmt.Fprintf(f, "\n## Planted bugs\n\nEach plant is a one-line mutation of the provider's source (`chaos_plant_test.go`); the campaign must catch it\n"+
-		"with an invariant that guards it.\n\n| plant | mode | caught by | seed | at | runs to catch |\n|---|---|---|---:|---|---:|\n%s",
+		"with an invariant that guards it. Replayed: the runs of the steps up to the failing one that failed there again, with the same\n"+
+		"invariant.\n\n| plant | mode | caught by | seed | at | runs to catch | replayed alike |\n|---|---|---|---:|---|---:|---:|\n%s",
 		strings.Join(lines, ""))
 	mustDo(t, err)
 }

@@ -45,7 +45,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	if kind != stepApplySaved {
 		run.cli.write(renderChaosConfig(provider, run.declared, block))
 	}
-	pre, preBytes, err := readChaosState(run.cli.dir)
+	pre, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
 	move, moved := run.reshardBefore(ctx, s)
 	notes = append(notes, moved...)
@@ -94,7 +94,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		}
 	}
 
-	post, postBytes, err := readChaosState(run.cli.dir)
+	post, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
 	snap, err := readChaosServer(ctx, run.tg)
 	if err != nil {
@@ -104,7 +104,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	if kind != stepPlan || savedNow {
 		run.saved = savedNow
 	}
-	o := &chaosObservation{step: s, kind: kind, res: res, preBytes: preBytes, postBytes: postBytes, pre: pre, post: post,
+	o := &chaosObservation{step: s, kind: kind, res: res, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
 		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s) + struck(log), refreshed: refreshed, mode: run.tg.mode,
 		predicted: predicted}
@@ -128,9 +128,9 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 			return &chaosFailure{Step: s.N, Invariant: inv.name, Problems: problems, Context: describe()}
 		}
 	}
-	run.stats.Checks["the server holds what the model says"]++
+	run.stats.Checks[invariantServer]++
 	if problems := append(modelProblems, snap.diff(run.model)...); len(problems) > 0 {
-		return &chaosFailure{Step: s.N, Invariant: "the server holds what the model says", Problems: problems, Context: describe()}
+		return &chaosFailure{Step: s.N, Invariant: invariantServer, Problems: problems, Context: describe()}
 	}
 	return nil
 }
@@ -221,7 +221,7 @@ func (run *chaosRun) unusedGroup(rng *rand.Rand) (string, string, bool) {
 // one that does not exist, whose import must fail), and the resource to import it to: the one
 // declaring it, or a new one.
 func (run *chaosRun) chooseImport(rng *rand.Rand) *chaosImport {
-	state, _, err := readChaosState(run.cli.dir)
+	state, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
 	declaredAt := func(g [2]string) int {
 		return slices.IndexFunc(run.declared, func(r chaosResource) bool { return r.Stream == g[0] && r.Name == g[1] })
@@ -294,7 +294,7 @@ func (run *chaosRun) converge() *chaosFailure {
 	if plan.err != nil || plan.changes {
 		return fail("the next plan is empty", fmt.Sprintf("plan after convergence: err %v, changes %v\n%s", plan.err, plan.changes, plan.output()))
 	}
-	state, _, err := readChaosState(run.cli.dir)
+	state, err := readChaosState(run.cli.dir)
 	mustDo(run.t, err)
 	snap, err := readChaosServer(ctx, run.tg)
 	mustDo(run.t, err)

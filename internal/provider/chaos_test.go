@@ -451,9 +451,9 @@ func (run *chaosRun) checkServer(ctx context.Context, s chaosStep, context strin
 	if err != nil {
 		run.t.Fatalf("%s: reading the server: %v", s, err)
 	}
-	run.stats.Checks["the server holds what the model says"]++
+	run.stats.Checks[invariantServer]++
 	if diff := snap.diff(run.model); len(diff) > 0 {
-		return &chaosFailure{Step: s.N, Invariant: "the server holds what the model says", Problems: diff, Context: context}
+		return &chaosFailure{Step: s.N, Invariant: invariantServer, Problems: diff, Context: context}
 	}
 	return nil
 }
