@@ -139,6 +139,15 @@ func (run *chaosRun) resolveDuring(ctx context.Context, s chaosStep, state map[s
 		if len(pool) == 0 {
 			pool = run.declared
 		}
+		if ev.kind == duringSetCreate {
+			// A SET replaces the whole key: a create of another group on it would meet a
+			// string or lose its group by whether Terraform ran it before or after the struck
+			// one, an order Terraform does not fix even at -parallelism=1. Only a group alone on
+			// its stream is struck, so that a replay meets what the first run met.
+			pool = slices.DeleteFunc(slices.Clone(pool), func(r chaosResource) bool {
+				return slices.ContainsFunc(pool, func(o chaosResource) bool { return o.Stream == r.Stream && o.Name != r.Name })
+			})
+		}
 		r := chaosResource{Stream: chaosStreams[rng.IntN(len(chaosStreams))], Name: chaosNames[rng.IntN(len(chaosNames))]}
 		if len(pool) > 0 {
 			r = pool[rng.IntN(len(pool))]

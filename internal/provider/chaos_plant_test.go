@@ -51,7 +51,7 @@ var chaosPlants = []chaosPlant{
 		old:       "	return 0, Group{}, unknown\n}",
 		new:       "	if unknown.Now.GroupExists {\n\t\treturn Adopted, unknown.Now.Group, nil\n\t}\n\treturn 0, Group{}, unknown\n}",
 		caughtBy:  []string{invariantAdopted, invariantUnknown},
-		hintSeeds: "2",
+		hintSeeds: "4",
 	},
 	// One plant for each promise of the README's group door (what Create sends and what it
 	// makes of each reply, what Delete and a refresh do), each caught by an invariant that
