@@ -375,7 +375,7 @@ if wants chaos; then
         CHAOS_CAMPAIGN=${campaign:+$PWD/build/campaign-$i.md} \
         cli_lane ", the fault campaign (seed $lane_seeds, ${lane_modes/,/ and })" "$lane_cli" -run '^TestChaos$'
     done
-    CHAOS_PLANTED=1 CHAOS_CAMPAIGN=${campaign:+$PWD/build/campaign-plants.md} \
+    CHAOS_PLANTED=1 CHAOS_CAMPAIGN=${campaign:+$PWD/build/campaign-plants.md} GO_TEST_TIMEOUT=0 \
       cli_lane ", the fault campaign on planted bugs" "$FAULT_MATRIX_CLI" -run '^TestChaosPlanted$'
     [ -n "$campaign" ] && cat build/campaign-*.md >"$campaign"
   fi
