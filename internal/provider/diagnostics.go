@@ -91,13 +91,20 @@ func lostReplyDetail(lost *valkey.UnknownOutcomeError) string {
 	default:
 		now = fmt.Sprintf("Asked once more, the server shows no stream %q: the create did not take effect.", lost.Stream)
 	}
-	return fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost (%s), so the provider "+
+	why, check := "", "Check the network path to the server"
+	switch lost.Cause() {
+	case valkey.CauseTimeout:
+		why, check = ": the server did not answer within command_timeout", check+" and the server's load (raise command_timeout if it is only slow)"
+	case valkey.CauseClosed:
+		why, check = ": the connection closed before the reply came", check+" and the server's logs"
+	}
+	return fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost%s (%s), so the provider "+
 		"cannot tell whether this apply created the group. The command was not sent again: a second XGROUP CREATE would "+
 		"answer BUSYGROUP to this very create, and the group would be reported as adopted. Nothing was written to state.\n\n"+
-		"%s\n\nCheck the network path to the server, then run terraform apply again: its XGROUP CREATE creates the group if it "+
+		"%s\n\n%s, then run terraform apply again: its XGROUP CREATE creates the group if it "+
 		"is absent, or meets BUSYGROUP and adopts it if it is there, and the adoption's warning then says that the group may "+
 		"be this apply's own.",
-		lost.Group, lost.Stream, lost.Addr, strings.TrimSuffix(lost.Err.Error(), "."), now)
+		lost.Group, lost.Stream, lost.Addr, why, strings.TrimSuffix(lost.Err.Error(), "."), now, check)
 }
 
 // unconfirmedDetail explains a group that fewer replicas confirmed than min_replica_acks asks.

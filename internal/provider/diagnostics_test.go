@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -108,7 +111,7 @@ func TestErrorDetail_LostReplySaysWhatTheServerShows(t *testing.T) {
 	} {
 		err := &valkey.UnknownOutcomeError{Addr: "primary", Stream: "s", Group: "g", Err: io.ErrUnexpectedEOF, Now: tc.now, NowErr: tc.nowErr}
 		detail := errorDetail(err, groupSubject("s", "g"))
-		for _, want := range []string{tc.want, "was sent to primary, but its reply was lost (unexpected EOF)",
+		for _, want := range []string{tc.want, "was sent to primary, but its reply was lost: the connection closed before the reply came (unexpected EOF)",
 			"cannot tell whether this apply created the group", "not sent again", "Nothing was written to state", "terraform apply again"} {
 			if !strings.Contains(detail, want) {
 				t.Errorf("%s: detail %q does not mention %q", name, detail, want)
@@ -116,6 +119,31 @@ func TestErrorDetail_LostReplySaysWhatTheServerShows(t *testing.T) {
 		}
 		if summary := ensureErrorSummary(err); summary != "Consumer Group Outcome Unknown" {
 			t.Errorf("%s: summary %q", name, summary)
+		}
+	}
+}
+
+// TestErrorDetail_LostReplySaysWhyItWasLost: a reply that never came within command_timeout and
+// a connection that closed before the reply are told apart in words, each with what to check;
+// any other loss (a cancelled run) quotes the error as it is.
+func TestErrorDetail_LostReplySaysWhyItWasLost(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err        error
+		want, hint string
+	}{
+		"late": {&net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded},
+			"its reply was lost: the server did not answer within command_timeout (read tcp: i/o timeout), so",
+			"the server's load (raise command_timeout if it is only slow), then run terraform apply again"},
+		"closed": {io.EOF, "its reply was lost: the connection closed before the reply came (EOF), so",
+			"Check the network path to the server and the server's logs, then run terraform apply again"},
+		"cancelled": {context.Canceled, "its reply was lost (context canceled), so",
+			"Check the network path to the server, then run terraform apply again"},
+	} {
+		detail := errorDetail(&valkey.UnknownOutcomeError{Addr: "primary", Stream: "s", Group: "g", Err: tc.err}, groupSubject("s", "g"))
+		for _, want := range []string{tc.want, tc.hint} {
+			if !strings.Contains(detail, want) {
+				t.Errorf("%s: detail %q does not say %q", name, detail, want)
+			}
 		}
 	}
 }

@@ -57,7 +57,8 @@ func expectLateReplyOutcomeUnknown(t *testing.T, provider, addr string, admins [
 	t.Helper()
 	stream := testKey(t)
 	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "late", "head"))
-	expectOutcomeUnknownThenAdopted(t, r, stream, "late", addr, admins, "i/o timeout")
+	expectOutcomeUnknownThenAdopted(t, r, stream, "late", addr, admins,
+		"its reply was lost: the server did not answer within command_timeout (", "i/o timeout", "raise command_timeout")
 }
 
 // expectOutcomeUnknownThenAdopted applies r, whose one resource (valkey_stream_group.test)

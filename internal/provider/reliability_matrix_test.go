@@ -46,7 +46,7 @@ var matrixRows = map[string]matrixRow{
 	"server loading":              {cause: "still loading its dataset", refusal: true},
 	"replica (READONLY)":          {cause: "points at a replica", readsWork: true},
 	"out of memory (OOM)":         {cause: "out of memory", readsWork: true},
-	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost"},
+	"connection cut mid-reply":    {cause: "closed the connection", applyCause: "its reply was lost: the connection closed before the reply came"},
 	"AWS IAM token refused":       {cause: "refused the AWS IAM token"},
 	"no AWS credentials":          {cause: "the AWS credential chain gave no credentials"},
 	// The proxy rows name the proxy, never the server, as what to check.

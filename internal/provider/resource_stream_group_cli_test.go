@@ -133,7 +133,8 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Action: faultproxy.DropReply, Times: 1})
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
 
-	expectOutcomeUnknownThenAdopted(t, r, stream, "lost", proxy.Addr(), []*redis.Client{rdb})
+	expectOutcomeUnknownThenAdopted(t, r, stream, "lost", proxy.Addr(), []*redis.Client{rdb},
+		"its reply was lost: the connection closed before the reply came (")
 	if g, _, _ := serverGroup(rdb, stream, "lost"); g.LastDeliveredID != "0-0" {
 		t.Errorf("the group is at %s; the lost create started it at the head", g.LastDeliveredID)
 	}

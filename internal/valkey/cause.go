@@ -47,7 +47,6 @@ func (e *UnreachableError) Cause() Cause {
 		ciErr  x509.CertificateInvalidError
 		recErr tls.RecordHeaderError
 		opErr  *net.OpError
-		netErr net.Error
 		proxy  *ProxyError
 	)
 	closed := errors.Is(e.Err, io.EOF) || connReset(e.Err)
@@ -84,8 +83,28 @@ func (e *UnreachableError) Cause() Cause {
 		return CauseClosedTLS
 	case closed:
 		return CauseClosedTLSCert
-	case errors.Is(e.Err, context.DeadlineExceeded) || errors.Is(e.Err, os.ErrDeadlineExceeded) || (errors.As(e.Err, &netErr) && netErr.Timeout()):
+	case timedOut(e.Err):
 		return CauseTimeout
 	}
 	return CauseOther
+}
+
+// Cause tells why the reply was lost: CauseTimeout when none came within the command's
+// timeout, CauseClosed when the connection closed or broke before it came, CauseOther
+// otherwise (a cancelled context, for one).
+func (e *UnknownOutcomeError) Cause() Cause {
+	switch {
+	case timedOut(e.Err):
+		return CauseTimeout
+	case errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):
+		return CauseClosed
+	}
+	return CauseOther
+}
+
+// timedOut tells whether err is a deadline that passed: a context's, or a connection's read or
+// write timeout.
+func timedOut(err error) bool {
+	var netErr net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout())
 }

@@ -111,12 +111,19 @@ func wantRefused(code string) faultWant {
 	}
 }
 
-// wantUnknown expects EnsureGroup's lost reply: never an outcome, always loud.
-func wantUnknown(t *testing.T, err error, addr string) {
-	t.Helper()
-	var unknown *valkey.UnknownOutcomeError
-	if !errors.As(err, &unknown) || unknown.Addr != addr || unknown.Group != "new-group" {
-		t.Errorf("err = %T %v, want UnknownOutcomeError for new-group at %s", err, err, addr)
+// wantUnknown expects EnsureGroup's lost reply, lost for the given cause: never an outcome,
+// always loud.
+func wantUnknown(cause valkey.Cause) faultWant {
+	return func(t *testing.T, err error, addr string) {
+		t.Helper()
+		var unknown *valkey.UnknownOutcomeError
+		if !errors.As(err, &unknown) || unknown.Addr != addr || unknown.Group != "new-group" {
+			t.Errorf("err = %T %v, want UnknownOutcomeError for new-group at %s", err, err, addr)
+			return
+		}
+		if got := unknown.Cause(); got != cause {
+			t.Errorf("the reply was lost for cause %d (%v), want %d", got, err, cause)
+		}
 	}
 }
 
@@ -154,7 +161,7 @@ var faultRows = map[string]struct{ ensure, reads faultWant }{
 	"server loading":                       {wantRefused("LOADING"), wantRefused("LOADING")},
 	"replica (READONLY)":                   {wantRefused("READONLY"), wantOK},
 	"out of memory (OOM)":                  {wantRefused("OOM"), wantOK},
-	"connection cut mid-reply":             {wantUnknown, wantUnreachable(valkey.CauseClosed)},
+	"connection cut mid-reply":             {wantUnknown(valkey.CauseClosed), wantUnreachable(valkey.CauseClosed)},
 	"AWS IAM token refused":                {wantUnreachable(valkey.CauseAuth), wantUnreachable(valkey.CauseAuth)},
 	"no AWS credentials":                   {wantNoToken, wantNoToken},
 	"SOCKS5 proxy not listening":           {wantUnreachable(valkey.CauseProxyUnreachable), wantUnreachable(valkey.CauseProxyUnreachable)},
@@ -226,6 +233,9 @@ func TestEnsureGroup_LostReplyIsNeverAnAdoption(t *testing.T) {
 	var unknown *valkey.UnknownOutcomeError
 	if !errors.As(err, &unknown) || outcome != 0 {
 		t.Fatalf("EnsureGroup after a lost reply = %v, %v; want no outcome and an UnknownOutcomeError", outcome, err)
+	}
+	if unknown.Cause() != valkey.CauseClosed {
+		t.Errorf("the reply was lost for cause %d (%v); the proxy closed the connection instead of replying", unknown.Cause(), err)
 	}
 	if calls := valkeytest.CommandCalls(t, admin, "xgroup|create"); calls != 1 {
 		t.Errorf("XGROUP CREATE ran %d times; a create that may have run is never sent again", calls)

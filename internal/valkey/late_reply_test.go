@@ -71,6 +71,9 @@ func expectLateReplyUnknown(t *testing.T, c *valkey.Client, stream, addr string,
 	case !errors.As(err, &unknown) || outcome != 0:
 		t.Fatalf("EnsureGroup with the create's reply late = %v, %T %v; want no outcome and an UnknownOutcomeError", outcome, err, err)
 	}
+	if unknown.Cause() != valkey.CauseTimeout {
+		t.Errorf("the reply was lost for cause %d (%v); it was held back past command_timeout, a timeout", unknown.Cause(), err)
+	}
 	if unknown.Addr != addr || unknown.Stream != stream || unknown.Group != "late" {
 		t.Errorf("the unknown outcome names %s, %q, %q; want %s, %q, \"late\"", unknown.Addr, unknown.Stream, unknown.Group, addr, stream)
 	}
