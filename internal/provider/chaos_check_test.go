@@ -191,7 +191,8 @@ var chaosSummaries = []string{"Consumer Group Not Created", "Consumer Group Outc
 // campaign injects (chaosReplies), which the provider quotes. A transport's bare words ("EOF",
 // "i/o timeout") are not a cause a user can act on, and do not count.
 var chaosCauses = append([]string{
-	"but its reply was lost",            // Consumer Group Outcome Unknown
+	chaosLostLate,                       // Consumer Group Outcome Unknown: a reply past command_timeout
+	chaosLostClosed,                     // Consumer Group Outcome Unknown: a reply dropped or cut
 	"The server closed the connection",  // a dropped or cut reply, a reset connection
 	"The server did not answer in time", // a hang, a reply past command_timeout
 	"Nothing is listening there",        // a refused connection
@@ -435,11 +436,13 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 	var problems []string
 	checked := 0
 	reported := map[string][]string{} // address -> the error summaries the CLI gave it
+	said := map[string][]string{}     // address -> the details of its Outcome Unknown errors
 	for _, e := range o.errors() {
 		reported[e.address] = append(reported[e.address], e.summary)
 		if e.summary != chaosUnknownSummary {
 			continue
 		}
+		said[e.address] = append(said[e.address], unwrap(e.detail))
 		if _, ok := o.declared[e.address]; !ok {
 			checked++
 			problems = append(problems, fmt.Sprintf("%s for %q, which the configuration does not declare", chaosUnknownSummary, e.address))
@@ -464,9 +467,44 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 		case !lost && unknown:
 			problems = append(problems, fmt.Sprintf("%s: the CLI reported %q; the model expected a known outcome, since no fault kept the reply to its XGROUP CREATE from the provider (%s)",
 				addr, chaosUnknownSummary, replies(creates)))
+		case lost:
+			why := lostWhy(creates)
+			if !slices.ContainsFunc(said[addr], func(d string) bool {
+				return slices.ContainsFunc(why, func(w string) bool { return strings.Contains(d, w) })
+			}) {
+				problems = append(problems, fmt.Sprintf("%s: the reply to its XGROUP CREATE was lost (%s); the model expected %q to say %s, the CLI said: %s",
+					addr, replies(creates), chaosUnknownSummary, strings.Join(quoted(why), " or "), strings.Join(said[addr], " | ")))
+			}
 		}
 	}
 	return problems, checked
+}
+
+// lostWhy is what the model expects an Outcome Unknown to say about why the reply of creates
+// was lost, from the fault that struck the last create whose reply did not come in time: held
+// back past command_timeout or never answered, it was late; dropped or cut, the connection
+// closed first. A reply lost otherwise (a server stopped under the command, or a short delay
+// cut by it) may read as either.
+func lostWhy(creates []faultproxy.Record) []string {
+	why := []string{chaosLostLate, chaosLostClosed}
+	for _, r := range creates {
+		switch {
+		case !lateReply(r):
+		case r.Action == faultproxy.Hang || r.Action == faultproxy.DelayReply && r.Delay > chaosCommandTimeout:
+			why = []string{chaosLostLate}
+		case r.Action == faultproxy.DropReply || r.Action == faultproxy.CutReply:
+			why = []string{chaosLostClosed}
+		}
+	}
+	return why
+}
+
+func quoted(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = strconv.Quote(w)
+	}
+	return out
 }
 
 // checkUnconfirmed: a create that ran and whose reply reached the provider in time (created, or
@@ -679,6 +717,8 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 const (
 	chaosUnknownSummary     = "Consumer Group Outcome Unknown"
 	chaosUnconfirmedSummary = "Consumer Group Not Confirmed By Replicas"
+	chaosLostLate           = "its reply was lost: the server did not answer within command_timeout"
+	chaosLostClosed         = "its reply was lost: the connection closed before the reply came"
 )
 
 // chaosAdoptedSummary is the summary of the warning an apply gives a group it adopted.
