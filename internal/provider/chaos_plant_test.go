@@ -66,6 +66,15 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "4",
 	},
 	{
+		// Outcome Unknown says the wrong why: a reply past command_timeout told as a closed
+		// connection, and a dropped or cut one as a timeout, so the advice misleads.
+		name: "lost-reply-cause-swapped", pkg: "internal/valkey",
+		old:       "case timedOut(e.Err):\n\t\treturn CauseTimeout\n\tcase errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):\n\t\treturn CauseClosed",
+		new:       "case timedOut(e.Err):\n\t\treturn CauseClosed\n\tcase errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):\n\t\treturn CauseTimeout",
+		caughtBy:  []string{invariantUnknown},
+		hintSeeds: "4",
+	},
+	{
 		// BUSYGROUP (the group exists) recorded as created, adopted = false.
 		name: "busygroup-recorded-created", pkg: "internal/valkey",
 		old:       "strings.HasPrefix(msg, \"BUSYGROUP\") {\n\t\treturn Adopted, nil",
