@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
@@ -76,6 +75,9 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		notes = append(notes, "the replica is detached from the primary (REPLICAOF NO ONE)")
 	}
 	res, savedNow, refreshed := run.runCommand(kind, s, rng)
+	if ctx.Err() != nil {
+		run.t.Fatalf("%s: terraform %s did not finish within the step's %v: it hung", s, res.command, chaosStepBudget)
+	}
 	if move != nil {
 		note, err := move.wait()
 		run.mustReshard(s, err)
@@ -273,7 +275,7 @@ func (run *chaosRun) chooseImport(rng *rand.Rand) *chaosImport {
 // succeed (every invariant holding), the next plan must be empty, and every declared group
 // must be on the server and in state with its declared start.
 func (run *chaosRun) converge() *chaosFailure {
-	ctx, cancel := context.WithTimeout(run.t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(run.t.Context(), chaosStepBudget)
 	defer cancel()
 	if err := run.model.heal(ctx, run.tg); err != nil {
 		run.t.Fatalf("removing keys of other types: %v", err)

@@ -420,10 +420,17 @@ func runChaos(t *testing.T, mode chaosMode, steps []chaosStep, pluginDir string,
 	return run.converge()
 }
 
+// chaosStepBudget bounds one step: its command, and the campaign's reads and changes around it.
+// Faults can make a command legitimately slow: at -parallelism=1 with max_retries = 3, every
+// create of an apply whose CLUSTER SLOTS never answers in time spends about 15 s on its slot
+// map (3 nodes, 4 tries of command_timeout each), so a dozen of them outlast 3 minutes (Cluster
+// seed 5, step 49, did). A command still running after it has hung, and the step fails so.
+const chaosStepBudget = 10 * time.Minute
+
 // step runs one step and checks the invariants after it.
 func (run *chaosRun) step(s chaosStep) *chaosFailure {
 	rng := rand.New(rand.NewPCG(s.Pick, uint64(s.N))) //nolint:gosec // a reproducible test sequence
-	ctx, cancel := context.WithTimeout(run.t.Context(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(run.t.Context(), chaosStepBudget)
 	defer cancel()
 	switch s.Kind {
 	case stepOutOfBand:
