@@ -472,8 +472,8 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 			if !slices.ContainsFunc(said[addr], func(d string) bool {
 				return slices.ContainsFunc(why, func(w string) bool { return strings.Contains(d, w) })
 			}) {
-				problems = append(problems, fmt.Sprintf("%s: the reply to its XGROUP CREATE was lost (%s); the model expected %q to say %s, the CLI said: %s",
-					addr, replies(creates), chaosUnknownSummary, strings.Join(quoted(why), " or "), strings.Join(said[addr], " | ")))
+				problems = append(problems, fmt.Sprintf("%s: the reply to its XGROUP CREATE was lost (%s); the model expected %q to say one of %q, the CLI said: %s",
+					addr, replies(creates), chaosUnknownSummary, why, strings.Join(said[addr], " | ")))
 			}
 		}
 	}
@@ -497,14 +497,6 @@ func lostWhy(creates []faultproxy.Record) []string {
 		}
 	}
 	return why
-}
-
-func quoted(words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = strconv.Quote(w)
-	}
-	return out
 }
 
 // checkUnconfirmed: a create that ran and whose reply reached the provider in time (created, or

@@ -69,8 +69,8 @@ var chaosPlants = []chaosPlant{
 		// Outcome Unknown says the wrong why: a reply past command_timeout told as a closed
 		// connection, and a dropped or cut one as a timeout, so the advice misleads.
 		name: "lost-reply-cause-swapped", pkg: "internal/valkey",
-		old:       "case timedOut(e.Err):\n\t\treturn CauseTimeout\n\tcase errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):\n\t\treturn CauseClosed",
-		new:       "case timedOut(e.Err):\n\t\treturn CauseClosed\n\tcase errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):\n\t\treturn CauseTimeout",
+		old:       "case timedOut(e.Err):\n\t\treturn CauseTimeout\n\tcase connClosed(e.Err) || errors.Is(e.Err, io.ErrUnexpectedEOF): // a reply cut short\n\t\treturn CauseClosed",
+		new:       "case timedOut(e.Err):\n\t\treturn CauseClosed\n\tcase connClosed(e.Err) || errors.Is(e.Err, io.ErrUnexpectedEOF): // a reply cut short\n\t\treturn CauseTimeout",
 		caughtBy:  []string{invariantUnknown},
 		hintSeeds: "4",
 	},

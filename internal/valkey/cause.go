@@ -49,7 +49,7 @@ func (e *UnreachableError) Cause() Cause {
 		opErr  *net.OpError
 		proxy  *ProxyError
 	)
-	closed := errors.Is(e.Err, io.EOF) || connReset(e.Err)
+	closed := connClosed(e.Err)
 	switch {
 	case e.Step == "SELECT" && errors.As(e.Err, &rerr) && strings.HasPrefix(rerr.Error(), "ERR") && e.Cluster:
 		return CauseNoClusterDatabase
@@ -96,11 +96,14 @@ func (e *UnknownOutcomeError) Cause() Cause {
 	switch {
 	case timedOut(e.Err):
 		return CauseTimeout
-	case errors.Is(e.Err, io.EOF) || errors.Is(e.Err, io.ErrUnexpectedEOF) || connReset(e.Err):
+	case connClosed(e.Err) || errors.Is(e.Err, io.ErrUnexpectedEOF): // a reply cut short
 		return CauseClosed
 	}
 	return CauseOther
 }
+
+// connClosed tells whether the server closed or reset the connection.
+func connClosed(err error) bool { return errors.Is(err, io.EOF) || connReset(err) }
 
 // timedOut tells whether err is a deadline that passed: a context's, or a connection's read or
 // write timeout.
