@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
@@ -178,4 +180,70 @@ func TestCLICluster_applyDuringAtomicSlotMigration(t *testing.T) {
 	mustDo(t, admin.ConfigSet(ctx, "rdb-key-save-delay", "0").Err())
 	expectGroupsOn(t, target, db, map[string][]string{existing: {"billing"}, fresh: {"billing"}})
 	noCheckSkipped(t, r.expectEmptyPlan())
+}
+
+// TestCLICluster_planAndApplyWhileSlotNodesDisagree: a stream whose slot's nodes keep
+// redirecting it between them (the source MIGRATING answers ASK, the target, no longer
+// IMPORTING, answers MOVED back) for the whole of a plan and an apply. The plan says, for that
+// stream alone, that its check was skipped because the slot is moving: not a refusal, and no
+// advice to configure the cluster attribute the provider already has. The other stream's
+// check still runs. Apply fails for that group alone and writes nothing; once the nodes agree
+// again, apply creates it.
+func TestCLICluster_planAndApplyWhileSlotNodesDisagree(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	cluster := valkeytest.StartClusterT(t, 3, 0)
+	ctx := context.Background()
+	stuck, steady := valkeytest.Key(t, "emq:{%s}:stuck"), valkeytest.Key(t, "emq:{%s:other}:steady")
+	for _, stream := range []string{stuck, steady} {
+		seed := ownerOf(t, cluster, stream).Client()
+		t.Cleanup(func() { _ = seed.Close() })
+		valkeytest.XAdd(t, seed, stream, "1-1", "2-1")
+	}
+	seed := ownerOf(t, cluster, steady).Client()
+	t.Cleanup(func() { _ = seed.Close() })
+	mustDo(t, seed.XGroupCreate(ctx, steady, "billing", "0").Err())
+	source := ownerOf(t, cluster, stuck)
+	target := otherPrimary(t, cluster, source)
+	migration, err := cluster.BeginMigration(ctx, valkey.HashSlot(stuck), target)
+	mustDo(t, err)
+	mustDo(t, migration.Move(ctx, 0, stuck))
+	mustDo(t, migration.StopImporting(ctx))
+
+	r := newCLIRun(t, clusterProvider(cluster, "min_replica_acks = 0")+
+		testAccNamedGroupConfig("stuck", stuck, "billing", "head")+testAccNamedGroupConfig("steady", steady, "billing", "head"))
+	plan := r.plan().must(t, true)
+	redirected := func(command string) []string {
+		return []string{fmt.Sprintf("kept redirecting %s on key %q (slot %d)", command, stuck, migration.Slot),
+			"nothing was written", "valkey-cli --cluster check"}
+	}
+	expectWarning(t, plan.diags, fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stuck), 1, redirected("XINFO GROUPS")...)
+	expectWarning(t, plan.diags, checkSkippedSummary, 0)
+	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Be Adopted, Lag 2", "billing", steady), 1)
+	for _, d := range plan.diags {
+		if text := unwrap(d.Detail); strings.Contains(text, "refused") || strings.Contains(text, "configure the provider's cluster attribute") {
+			t.Errorf("plan diagnostic %q reads a redirection as a refusal: %s", d.Summary, text)
+		}
+	}
+
+	apply := r.apply().must(t, false)
+	errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
+	if len(errs) != 1 || errs[0].Address != "valkey_stream_group.stuck" {
+		t.Fatalf("apply errors %+v; want one Consumer Group Not Created for valkey_stream_group.stuck", errs)
+	}
+	for _, f := range redirected("XGROUP CREATE") {
+		if !strings.Contains(unwrap(errs[0].Detail), f) {
+			t.Errorf("apply error %q does not say %q", errs[0].Detail, f)
+		}
+	}
+	mustDo(t, migration.ResumeImporting(ctx))
+	if groups := target.Groups(t, 0, stuck); len(groups) != 0 {
+		t.Errorf("the target holds groups %v on %s after a create the nodes only redirected", groups, stuck)
+	}
+	if state := r.stateGroups(); len(state) != 1 || state[0].Stream != steady || !state[0].Adopted {
+		t.Errorf("state holds %+v; want only the adopted group of %s", state, steady)
+	}
+
+	noCheckSkipped(t, r.apply().must(t, true))
+	expectGroupsOn(t, target, 0, map[string][]string{stuck: {"billing"}})
 }

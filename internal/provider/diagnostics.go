@@ -24,6 +24,7 @@ func errorDetail(err error, subject string) string {
 	var (
 		wrongType   *valkey.WrongTypeError
 		refused     *valkey.RefusedError
+		redirect    *valkey.RedirectError
 		unreachable *valkey.UnreachableError
 		unconfirmed *valkey.UnconfirmedError
 		unknown     *configUnknownError
@@ -37,6 +38,13 @@ func errorDetail(err error, subject string) string {
 	case errors.As(err, &refused):
 		return fmt.Sprintf("The server at %s refused %s on key %q for %s with: %s\n\n%s",
 			refused.Addr, refused.Command, refused.Key, subject, sentence(refused.Reply), refusedHint(refused.Code()))
+	case errors.As(err, &redirect):
+		return fmt.Sprintf("The Valkey %s kept redirecting %s on key %q (slot %d) between its nodes while working on %s; "+
+			"the last reply was %s. The slot is being moved, and its nodes did not agree on which of them serves it for as long as "+
+			"the provider followed their redirections (about a second). The command ran on no node: nothing was written.\n\n"+
+			"Run Terraform again when the slot migration has finished. If the nodes still disagree, check the slot with "+
+			"`valkey-cli --cluster check` and repair it with `valkey-cli --cluster fix`.",
+			redirect.Addr, redirect.Command, redirect.Key, valkey.HashSlot(redirect.Key), subject, redirect.Reply)
 	case errors.As(err, &lost):
 		return lostReplyDetail(lost)
 	case errors.As(err, &unconfirmed):
@@ -147,7 +155,9 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// refusedHint says what to do about an error reply, by its first word.
+// refusedHint says what to do about an error reply, by its first word. MOVED and ASK are
+// refusals only for a client of one server (a cluster client follows them, and reports a
+// *valkey.RedirectError when they never end), so their advice is to configure the cluster.
 func refusedHint(code string) string {
 	switch code {
 	case "NOPERM":

@@ -22,7 +22,8 @@ type planSession struct {
 // not be asked (unreachable, the configuration not known yet, or any failure that is not about
 // one stream), it returns that first error again without asking: first is true for the one call
 // that met it, so that the caller says it once. Answers about one stream (a key of another type,
-// a refusal such as NOPERM for its key) are not remembered: other streams are still asked.
+// a refusal such as NOPERM for its key, a slot whose nodes kept redirecting) are not remembered:
+// other streams are still asked.
 func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream string) (survey valkey.Survey, first bool, err error) {
 	s.mu.Lock()
 	failed := s.failed
@@ -34,8 +35,9 @@ func (s *planSession) survey(ctx context.Context, client *valkey.Client, stream 
 	var (
 		wrongType *valkey.WrongTypeError
 		refused   *valkey.RefusedError
+		redirect  *valkey.RedirectError
 	)
-	if err == nil || errors.As(err, &wrongType) || errors.As(err, &refused) {
+	if err == nil || errors.As(err, &wrongType) || errors.As(err, &refused) || errors.As(err, &redirect) {
 		return survey, false, err
 	}
 	s.mu.Lock()

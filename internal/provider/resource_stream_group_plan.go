@@ -101,12 +101,14 @@ func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGrou
 	var (
 		wrongType *valkey.WrongTypeError
 		refused   *valkey.RefusedError
+		redirect  *valkey.RedirectError
 	)
 	switch {
 	case errors.As(err, &wrongType):
 		diags.AddAttributeError(path.Root("stream"), "Consumer Group Cannot Be Created", errorDetail(err, groupSubject(stream, name)))
-	case errors.As(err, &refused):
-		// A refusal is about this stream (NOPERM for its key, say): the others are still checked.
+	case errors.As(err, &refused) || errors.As(err, &redirect):
+		// A refusal (NOPERM for its key, say) or a slot that would not settle is about this
+		// stream: the others are still checked.
 		if r.data.plan.once("refused " + stream) {
 			warnOnResource(diags, streamCheckSkipped(stream),
 				fmt.Sprintf("The server would not say whether the planned groups of stream %q already exist, so this plan cannot "+

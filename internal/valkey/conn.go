@@ -110,7 +110,8 @@ func (h openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // the client itself, or to every node of a cluster, including nodes it meets later. (Not to the
 // cluster client as well: a cluster pipeline spans nodes, a node that could not be reached
 // must not stamp its failure on another node's replies, and WAIT must follow the create to
-// the node that runs it.)
+// the node that runs it.) A cluster client itself gets settleHook, which follows redirections
+// past go-redis's own few.
 func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		cluster.OnNewNode(func(node *redis.Client) {
@@ -118,6 +119,7 @@ func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
 			node.AddHook(openHook{node: addr})
 			node.AddHook(confirmHook{node: addr})
 		})
+		cluster.AddHook(settleHook{cluster: cluster})
 		return rdb
 	}
 	rdb.AddHook(openHook{})

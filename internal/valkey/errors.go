@@ -26,9 +26,11 @@ func (e *WrongTypeError) Error() string {
 }
 
 // RefusedError is an error reply to a command of this package's, in the server's own words
-// (Reply): NOPERM, READONLY, LOADING, OOM, CLUSTERDOWN, and any other. Three replies are not
-// refusals: BUSYGROUP, which EnsureGroup swallows; WRONGTYPE, a *WrongTypeError; and a failed
-// authentication (NOAUTH, WRONGPASS), an *UnreachableError, since no command ran. A refusal
+// (Reply): NOPERM, READONLY, LOADING, OOM, CLUSTERDOWN, and any other. Four replies are not
+// refusals: BUSYGROUP, which EnsureGroup swallows; WRONGTYPE, a *WrongTypeError; a failed
+// authentication (NOAUTH, WRONGPASS), an *UnreachableError, since no command ran; and, from a
+// cluster client, MOVED and ASK, which are followed, and a *RedirectError when they never end.
+// (MOVED to a client of one server means the url names a cluster node: that is a refusal.) A refusal
 // met while a connection was being opened (a SELECT the server refuses) is an
 // *UnreachableError too, with Step "SELECT".
 type RefusedError struct {
@@ -46,6 +48,21 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Code() string {
 	code, _, _ := strings.Cut(e.Reply, " ")
 	return code
+}
+
+// RedirectError is a command that a cluster kept redirecting (MOVED, ASK) after the client had
+// followed every redirection, reloaded its slot map and tried again for a while: the key's slot
+// is moving, and its nodes did not agree on who serves it before the client gave up. The
+// command ran on no node. Reply is the last redirection, such as "ASK 7365 127.0.0.1:7001".
+type RedirectError struct {
+	Addr    string
+	Key     string
+	Command string
+	Reply   string
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s on key %q was redirected by %s until the client gave up: %s", e.Command, e.Key, e.Addr, e.Reply)
 }
 
 // NotFoundError reports a stream, or a group on it, that the server does not hold. Group is
@@ -209,6 +226,8 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	switch {
 	case isReply && strings.HasPrefix(msg, "WRONGTYPE"):
 		return &WrongTypeError{Addr: c.Addr(), Key: key, Type: c.keyType(ctx, key)}
+	case c.cluster && redirected(err): // settleHook followed it as long as it could
+		return &RedirectError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	case isReply && !isAuthReply(msg):
 		return &RefusedError{Addr: c.Addr(), Key: key, Command: command, Reply: msg}
 	}

@@ -61,6 +61,24 @@ func (m *Migration) Move(ctx context.Context, db int, keys ...string) error {
 	return nil
 }
 
+// StopImporting makes the target forget that it imports the slot (CLUSTER SETSLOT STABLE) while
+// the source still migrates it: the source answers ASK for the keys it moved, and the target
+// answers MOVED back, so a command on them bounces between the two until ResumeImporting. A
+// reshard passes through such moments when its SETSLOT commands reach the nodes out of order.
+func (m *Migration) StopImporting(ctx context.Context) error {
+	return do(ctx, m.Target, 0, "CLUSTER", "SETSLOT", m.Slot, "STABLE")
+}
+
+// ResumeImporting marks the slot IMPORTING on the target again: the half-way state, in which
+// the target serves the moved keys after ASKING.
+func (m *Migration) ResumeImporting(ctx context.Context) error {
+	srcID, err := nodeID(ctx, m.Source)
+	if err != nil {
+		return err
+	}
+	return do(ctx, m.Target, 0, "CLUSTER", "SETSLOT", m.Slot, "IMPORTING", srcID)
+}
+
 // Finish moves every key left in the slot, in every database, and gives the slot to the target
 // on every primary.
 func (m *Migration) Finish(ctx context.Context) error {
