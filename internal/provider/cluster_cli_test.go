@@ -3,13 +3,17 @@ package provider
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -264,5 +268,79 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 	}
 	if got := owner.Groups(t, 0, streams[0]); !slices.Contains(got, "late") {
 		t.Errorf("the owner %s holds %v; XGROUP CREATE should have created the group before WAIT fell short", owner.Addr(), got)
+	}
+}
+
+// TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer: the seed answers, but the nodes
+// announce addresses where a connect hangs, as private addresses do seen from a CI runner. The
+// plan fails, within 30 s at the default dial_timeout, with one error that names an announced
+// node and points to cluster.address_map and proxy, instead of skipping its checks and leaving
+// apply to wait minutes for the same answer.
+func TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer(t *testing.T) {
+	t.Parallel()
+	needCLI(t)
+	cluster := valkeytest.StartClusterT(t, 3, 0)
+	ctx := context.Background()
+	var announced []string
+	for _, node := range cluster.Nodes {
+		hole := valkeytest.BlackholeT(t)
+		_, port, _ := net.SplitHostPort(hole)
+		admin := testAdmin(t, node)
+		mustDo(t, admin.ConfigSet(ctx, "cluster-announce-bus-port", strconv.Itoa(node.Port+10000)).Err())
+		mustDo(t, admin.ConfigSet(ctx, "cluster-announce-port", port).Err())
+		announced = append(announced, hole)
+	}
+	waitAnnounced(t, cluster, announced)
+
+	config := clusterProvider(cluster, "min_replica_acks = 0")
+	for i := range 3 {
+		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), valkeytest.Key(t, fmt.Sprintf("emq:{%%s-%d}:stream", i)), "billing", "new")
+	}
+	r := newCLIRun(t, config)
+	started := time.Now()
+	plan := r.plan().must(t, false)
+	took := time.Since(started)
+	errs := findDiagnostic(plan.diags, tfjson.DiagnosticSeverityError, "Cluster Node Unreachable")
+	if len(errs) != 1 {
+		t.Fatalf("plan errors %+v; want one Cluster Node Unreachable\n%s", errs, plan.output())
+	}
+	detail := unwrap(errs[0].Detail)
+	if !slices.ContainsFunc(announced, func(a string) bool { return strings.Contains(detail, "node "+a) }) ||
+		!strings.Contains(detail, "cluster.address_map") || !strings.Contains(detail, "proxy") {
+		t.Errorf("the error %q does not name an announced node (%v) and point to cluster.address_map and proxy", detail, announced)
+	}
+	if took > 30*time.Second {
+		t.Errorf("the plan took %v to fail; a pipeline must learn this within 30 s", took)
+	}
+	if groups := r.stateGroups(); len(groups) != 0 {
+		t.Errorf("state holds %+v after a failed plan", groups)
+	}
+}
+
+// waitAnnounced waits until every node's CLUSTER SLOTS names only the announced addresses.
+func waitAnnounced(t *testing.T, cluster *valkeytest.Cluster, announced []string) {
+	t.Helper()
+	var admins []*redis.Client
+	for _, node := range cluster.Nodes {
+		admins = append(admins, testAdmin(t, node))
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		named := 0
+		for _, admin := range admins {
+			slots, err := admin.ClusterSlots(context.Background()).Result() //nolint:staticcheck // the map go-redis reads
+			for _, s := range slots {
+				for _, n := range s.Nodes {
+					if err == nil && slices.Contains(announced, n.Addr) {
+						named++
+					}
+				}
+			}
+		}
+		if named == len(cluster.Nodes)*len(cluster.Nodes) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the nodes do not announce the addresses set")
+		}
 	}
 }

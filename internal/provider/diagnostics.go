@@ -69,12 +69,39 @@ func errorDetail(err error, subject string) string {
 			hint, known = tokenHint(unreachable)
 		}
 		if !known {
+			hint, known = announcedHint(unreachable)
+		}
+		if !known {
 			hint = unreachableHint(unreachable.Cause(), unreachable.DB)
 		}
 		return fmt.Sprintf("%s at %s while working on %s: %s\n\n%s", what, valkey.Where(unreachable.Addr, unreachable.Node),
 			subject, sentence(unreachable.Err.Error()), hint)
 	}
 	return fmt.Sprintf("%s: %s", capitalize(subject), sentence(err.Error()))
+}
+
+// unreachableAnnounced tells an error of a cluster whose seeds answered but one of whose
+// announced nodes cannot be reached from here at all (no answer, or a name that does not
+// resolve): a configuration that apply cannot get past, unlike a server that is down.
+func unreachableAnnounced(err error) bool {
+	var unreachable *valkey.UnreachableError
+	if !errors.As(err, &unreachable) || !unreachable.Announced || unreachable.Step != "connect" {
+		return false
+	}
+	cause := unreachable.Cause()
+	return cause == valkey.CauseTimeout || cause == valkey.CauseDNS
+}
+
+// announcedHint points a cluster whose announced nodes cannot be reached to the two settings
+// that reach them.
+func announcedHint(u *valkey.UnreachableError) (string, bool) {
+	if !unreachableAnnounced(u) {
+		return "", false
+	}
+	return fmt.Sprintf("The cluster's seed answered, but node %s, at the address the cluster announces for it, cannot be reached "+
+		"from here. Nodes of a managed cache, a Kubernetes service or containers often announce private addresses: map each "+
+		"announced address to one this machine reaches with cluster.address_map (or VALKEY_CLUSTER_ADDRESS_MAP), or carry every "+
+		"connection through a SOCKS5 bastion with proxy (or VALKEY_PROXY).", u.Node), true
 }
 
 // sentence ends text with exactly one period, whatever the server's words end with.

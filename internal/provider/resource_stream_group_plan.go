@@ -115,6 +115,11 @@ func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGrou
 					"say which of them will be adopted or what they will replay or skip. Apply still sends XGROUP CREATE and "+
 					"fails loudly on any refusal.\n\n%s", stream, errorDetail(err, streamSubject(stream))))
 		}
+	case err != nil && unreachableAnnounced(err):
+		// Apply cannot get past this either: fail the plan at once, with the way to reach the nodes.
+		if first {
+			diags.AddError("Cluster Node Unreachable", errorDetail(err, groupSubject(stream, name)))
+		}
 	case err != nil:
 		if first {
 			warnOnResource(diags, planCheckSkipped,

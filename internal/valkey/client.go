@@ -21,6 +21,7 @@ type Client struct {
 	retries    int    // how often a connection that could not be opened is tried again by EnsureGroup
 	token      string // the cloud whose tokens are the password, for messages; "" for a password
 	build      func() redis.UniversalClient
+	unreached  *unreachedNodes // a cluster's announced nodes that cannot be reached; nil outside a cluster
 
 	once sync.Once
 	rdb  redis.UniversalClient
@@ -48,6 +49,10 @@ func NewClient(opts Options) (*Client, error) {
 }
 
 func newClient(s settings) *Client {
+	var unreached *unreachedNodes
+	if s.universal.IsClusterMode {
+		unreached = newUnreachedNodes(s.universal.Addrs)
+	}
 	return &Client{
 		addr:       s.addr,
 		db:         s.universal.DB,
@@ -57,7 +62,8 @@ func newClient(s settings) *Client {
 		ackTimeout: s.ackTimeout,
 		retries:    max(s.universal.MaxRetries, 0),
 		token:      s.token,
-		build:      func() redis.UniversalClient { return withHooks(newUniversalClient(s.universal)) },
+		unreached:  unreached,
+		build:      func() redis.UniversalClient { return withHooks(newUniversalClient(s.universal), unreached) },
 	}
 }
 

@@ -56,15 +56,23 @@ func asOpenError(err error) (*openError, bool) {
 var handshakeSteps = map[string]string{"hello": "HELLO", "auth": "AUTH", "select": "SELECT"}
 
 // openHook is a go-redis hook on every client this package builds (on each node of a cluster,
-// where node is that node's address).
-type openHook struct{ node string }
+// where node is that node's address, and unreached the cluster's memory of nodes that cannot
+// be reached).
+type openHook struct {
+	node      string
+	unreached *unreachedNodes
+}
 
 var _ redis.Hook = openHook{}
 
 func (h openHook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if err := h.unreached.recall(h.node); err != nil {
+			return nil, opening("connect", h.node, err)
+		}
 		conn, err := next(ctx, network, addr)
 		if err != nil {
+			h.unreached.remember(h.node, err)
 			return nil, opening("connect", h.node, err)
 		}
 		return conn, nil
@@ -112,11 +120,11 @@ func (h openHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // must not stamp its failure on another node's replies, and WAIT must follow the create to
 // the node that runs it.) A cluster client itself gets settleHook, which follows redirections
 // past go-redis's own few.
-func withHooks(rdb redis.UniversalClient) redis.UniversalClient {
+func withHooks(rdb redis.UniversalClient, unreached *unreachedNodes) redis.UniversalClient {
 	if cluster, ok := rdb.(*redis.ClusterClient); ok {
 		cluster.OnNewNode(func(node *redis.Client) {
 			addr := node.Options().Addr
-			node.AddHook(openHook{node: addr})
+			node.AddHook(openHook{node: addr, unreached: unreached})
 			node.AddHook(confirmHook{node: addr})
 		})
 		cluster.AddHook(settleHook{cluster: cluster})

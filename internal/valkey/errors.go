@@ -154,6 +154,7 @@ func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 type UnreachableError struct {
 	Addr       string
 	Node       string // the cluster node whose connection failed to open; "" outside a cluster or when not known
+	Announced  bool   // Node is an address the cluster announced (CLUSTER SLOTS, a redirection), not a configured seed
 	Step       string
 	DB         int // the database SELECT asked for, when Step is "SELECT"
 	Cluster    bool
@@ -219,7 +220,7 @@ func (c *Client) classify(ctx context.Context, command, key string, err error) e
 	}
 	tlsOn, clientCert := c.tlsState()
 	if open, failedToOpen := asOpenError(err); failedToOpen {
-		return &UnreachableError{Addr: c.Addr(), Node: open.node, Step: open.step, DB: c.db, Cluster: c.cluster,
+		return &UnreachableError{Addr: c.Addr(), Node: open.node, Announced: c.unreached.announced(open.node), Step: open.step, DB: c.db, Cluster: c.cluster,
 			Err: open.err, TLS: tlsOn, ClientCert: clientCert, Token: c.token}
 	}
 	msg, isReply := reply(err)

@@ -96,7 +96,7 @@ func FuzzReplyReaders(f *testing.F) {
 				Addr: srv.ln.Addr().String(), Password: "pw", DB: 1, Protocol: 2, DisableIdentity: true,
 				MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 100 * time.Millisecond,
 				PoolSize: 1, PipelinePoolSize: -1,
-			}))
+			}), nil)
 		}}
 	}
 	f.Fuzz(func(t *testing.T, blob []byte) {
