@@ -3,9 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -280,17 +277,7 @@ func TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer(t *testing.T) {
 	t.Parallel()
 	needCLI(t)
 	cluster := valkeytest.StartClusterT(t, 3, 0)
-	ctx := context.Background()
-	var announced []string
-	for _, node := range cluster.Nodes {
-		hole := valkeytest.BlackholeT(t)
-		_, port, _ := net.SplitHostPort(hole)
-		admin := testAdmin(t, node)
-		mustDo(t, admin.ConfigSet(ctx, "cluster-announce-bus-port", strconv.Itoa(node.Port+10000)).Err())
-		mustDo(t, admin.ConfigSet(ctx, "cluster-announce-port", port).Err())
-		announced = append(announced, hole)
-	}
-	waitAnnounced(t, cluster, announced)
+	announced := cluster.AnnounceBlackholesT(t)
 
 	config := clusterProvider(cluster, "min_replica_acks = 0")
 	for i := range 3 {
@@ -314,33 +301,5 @@ func TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer(t *testing.T) {
 	}
 	if groups := r.stateGroups(); len(groups) != 0 {
 		t.Errorf("state holds %+v after a failed plan", groups)
-	}
-}
-
-// waitAnnounced waits until every node's CLUSTER SLOTS names only the announced addresses.
-func waitAnnounced(t *testing.T, cluster *valkeytest.Cluster, announced []string) {
-	t.Helper()
-	var admins []*redis.Client
-	for _, node := range cluster.Nodes {
-		admins = append(admins, testAdmin(t, node))
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		named := 0
-		for _, admin := range admins {
-			slots, err := admin.ClusterSlots(context.Background()).Result() //nolint:staticcheck // the map go-redis reads
-			for _, s := range slots {
-				for _, n := range s.Nodes {
-					if err == nil && slices.Contains(announced, n.Addr) {
-						named++
-					}
-				}
-			}
-		}
-		if named == len(cluster.Nodes)*len(cluster.Nodes) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the nodes do not announce the addresses set")
-		}
 	}
 }

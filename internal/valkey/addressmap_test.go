@@ -7,7 +7,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,21 +33,11 @@ func TestAddressMap_ReachesNodesThatAnnounceUnreachableAddresses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forward := faultproxy.StartProxyT(t, node.Addr())
-		rdb := node.Client()
-		err = rdb.ConfigSet(ctx, "cluster-announce-bus-port", strconv.Itoa(node.Port+10000)).Err()
-		if err == nil {
-			err = rdb.ConfigSet(ctx, "cluster-announce-port", strconv.Itoa(fake)).Err()
-		}
-		_ = rdb.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(fake))
-		addressMap[addr] = forward.Addr()
+		addressMap[addr] = faultproxy.StartProxyT(t, node.Addr()).Addr()
 		announced = append(announced, addr)
 	}
-	waitAnnounced(t, cluster, announced)
+	cluster.AnnounceT(t, announced)
 
 	stream := func(i int) string { return valkeytest.Key(t, fmt.Sprintf("test:{%%s-%d}:stream", i)) }
 	c := newClient(t, valkey.Options{ClusterAddrs: announced[:1], AddressMap: addressMap, MinReplicaAcks: new(0)})
@@ -60,38 +49,6 @@ func TestAddressMap_ReachesNodesThatAnnounceUnreachableAddresses(t *testing.T) {
 	without := newClient(t, valkey.Options{ClusterAddrs: cluster.Addrs()[:1], MinReplicaAcks: new(0), MaxRetries: new(0)})
 	if _, _, err := without.EnsureGroup(ctx, stream(99), "g", valkey.StartNew); err == nil {
 		t.Error("without the map, a node at an announced address was reached: the test proves nothing")
-	}
-}
-
-// waitAnnounced waits until every node's CLUSTER SLOTS names only the announced addresses.
-func waitAnnounced(t *testing.T, cluster *valkeytest.Cluster, announced []string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ok := true
-		for _, node := range cluster.Nodes {
-			rdb := node.Client()
-			slots, err := rdb.ClusterSlots(context.Background()).Result() //nolint:staticcheck // the map go-redis reads
-			_ = rdb.Close()
-			if err != nil {
-				ok = false
-				break
-			}
-			for _, s := range slots {
-				for _, n := range s.Nodes {
-					if !strings.Contains(strings.Join(announced, " "), n.Addr) {
-						ok = false
-					}
-				}
-			}
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the nodes do not announce the addresses set")
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -139,22 +96,7 @@ func TestAddressMap_AnnouncedNodesThatNeverAnswerAreDialledOnce(t *testing.T) {
 	t.Parallel()
 	cluster := valkeytest.StartClusterT(t, 3, 0)
 	ctx := context.Background()
-	var announced []string
-	for _, node := range cluster.Nodes {
-		hole := valkeytest.BlackholeT(t)
-		_, port, _ := net.SplitHostPort(hole)
-		rdb := node.Client()
-		err := rdb.ConfigSet(ctx, "cluster-announce-bus-port", strconv.Itoa(node.Port+10000)).Err()
-		if err == nil {
-			err = rdb.ConfigSet(ctx, "cluster-announce-port", port).Err()
-		}
-		_ = rdb.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		announced = append(announced, hole)
-	}
-	waitAnnounced(t, cluster, announced)
+	announced := cluster.AnnounceBlackholesT(t)
 	seed := cluster.Addrs()[0]
 	c := newClient(t, valkey.Options{ClusterAddrs: []string{seed}, DialTimeout: 300 * time.Millisecond, MinReplicaAcks: new(0)})
 	counter := &dialCounter{dials: map[string]int{}}

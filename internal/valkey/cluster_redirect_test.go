@@ -139,7 +139,7 @@ func (h settleOnRedirect) check(cmd redis.Cmder) {
 	}
 }
 
-func TestCluster_RedirectionsAreFollowedUntilTheSlotSettles(t *testing.T) {
+func TestCluster_RedirectionsAreFollowedUntilTheSlotSettles(t *testing.T) { //nolint:tparallel // each subtest holds its own slot in a standoff, in turn
 	t.Parallel()
 	cluster := valkeytest.StartClusterT(t, 3, 0)
 	zero := 0

@@ -28,7 +28,11 @@ func BlackholeT(tb testing.TB) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	inet, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		tb.Fatalf("getsockname of an AF_INET socket gave %T", sa)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(inet.Port))
 	queued, err := net.Dial("tcp", addr)
 	if err != nil {
 		tb.Fatal(err)
