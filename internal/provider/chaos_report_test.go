@@ -12,7 +12,7 @@ import (
 )
 
 // The campaign's report: CHAOS_CAMPAIGN names a Markdown file that TestChaos writes when it
-// ends (make chaos writes CAMPAIGN.md at the repository root, to be committed): the commit, the
+// ends (make chaos writes build/CAMPAIGN.md, which git ignores): the commit, the
 // CLI and the server, the seeds and the command that runs them again, the steps by kind, the
 // faults by kind, the checks by invariant, and how long it took. TestChaosPlanted appends which
 // seed and invariant caught each planted bug.
