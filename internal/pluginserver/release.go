@@ -33,8 +33,7 @@ type frameworkServer interface {
 //
 // The framework derives each request's context with context.WithCancel and appends the cancel
 // function to a slice that only StopProvider empties (registerContext, cancelRegisteredContexts
-// and StopProvider in terraform-plugin-framework v1.19.0 internal/proto6server/serve.go:24-46,
-// https://github.com/hashicorp/terraform-plugin-framework/blob/v1.19.0/internal/proto6server/serve.go#L24-L46).
+// and StopProvider in terraform-plugin-framework v1.19.0's internal/proto6server).
 // Terraform sends StopProvider on interrupt only, so every request's whole context (its SDK and
 // provider loggers, their options, the gRPC stream's metadata) stays reachable until the process
 // exits: 12 KB (GetMetadata) to some 25 KB (resource requests) per request, 98 KB per resource
@@ -43,10 +42,8 @@ type frameworkServer interface {
 // running, it cancels only contexts whose requests have returned, which nothing reads any more
 // (gRPC cancels them itself as each stream ends).
 //
-// The report for terraform-plugin-framework, ready to file, is in bench/notes.md ("For the
-// upstream report"), with the root cause and a reproduction (bench/cmd/rpcrss). When upstream
-// stops keeping ended requests, TestFramework_KeepsEndedRequestContexts fails and this wrapper
-// can go.
+// bench/cmd/rpcrss reproduces the growth for an upstream report. When upstream stops keeping
+// ended requests, TestFramework_KeepsEndedRequestContexts fails and this wrapper can go.
 type releasingServer struct {
 	down frameworkServer
 	// running is read-held by each request for as long as it runs; a release write-locks it

@@ -12,17 +12,16 @@
 // every RPC, present and future, with no pass-through methods, but there is nowhere to put it
 // that the acceptance tests also pass through.
 //
-//   - tf6server.Serve (terraform-plugin-go v0.31.0, tfprotov6/tf6server/server.go:258-290, the
-//     same at upstream HEAD) builds go-plugin's ServeConfig itself, and its GRPCServer factory
-//     adds only the message size limits to grpc.NewServer. No tf6server.ServeOpt reaches the
-//     gRPC server (they set debug, logging and the go-plugin logger), and
-//     providerserver.ServeOpts has only Address, Debug and ProtocolVersion.
+//   - tf6server.Serve (terraform-plugin-go v0.31.0) builds go-plugin's ServeConfig itself, and
+//     its GRPCServer factory adds only the message size limits to grpc.NewServer. No
+//     tf6server.ServeOpt reaches the gRPC server (they set debug, logging and the go-plugin
+//     logger), and providerserver.ServeOpts has only Address, Debug and ProtocolVersion.
 //   - The binary could still have one by calling go-plugin's plugin.Serve itself with
 //     tf6server.GRPCProviderPlugin, copying tf6server.Serve's handshake and debug handling. The
 //     acceptance tests could not: terraform-plugin-testing serves each ProtoV6ProviderFactories
 //     entry through terraform-plugin-sdk's plugin.DebugServe, which calls tf6server.Serve
-//     (terraform-plugin-testing v1.16.0 helper/resource/plugin.go:422-438). A factory hands over
-//     a tfprotov6.ProviderServer and nothing else.
+//     (terraform-plugin-testing v1.16.0, helper/resource's runProviderCommand). A factory hands
+//     over a tfprotov6.ProviderServer and nothing else.
 //
 // So the one layer that the binary and the suite share is tfprotov6.ProviderServer, and Go
 // wraps an interface method by method: releasingServer passes each RPC on in one line, and

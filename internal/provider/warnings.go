@@ -63,7 +63,7 @@ func streamWillBeCreated(stream string) string {
 // the configuration, which matters twice for a warning per group:
 //   - no source snippet: to find one, Terraform parses the resource's whole file again and
 //     scans it line by line, for every diagnostic, so that a warning per group of a file of N
-//     generated blocks costs time in N² (bench/notes.md has the profile and the report);
+//     generated blocks costs time in N² (Terraform's snippetFromRange, in its views/json package);
 //   - no folding: Terraform and OpenTofu fold only warnings that have a place in the
 //     configuration into "(and N more similar warnings elsewhere)".
 //
