@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,9 @@ type modelKey struct {
 	LastID string // a stream's last-generated-id
 	Length int64  // a stream's entries
 	Groups map[string]modelGroup
+	// FirstID and LastEntry are the IDs of the first and last entries, as the server gave them
+	// when read (readChaosServer): what a plan's backlog warning must quote. "" when empty.
+	FirstID, LastEntry string
 }
 
 type modelGroup struct {
@@ -35,6 +39,9 @@ type modelGroup struct {
 	By            string // "provider" or "consumer"
 	ID            string // the ID of the XGROUP CREATE that made it
 	Step          int
+	// Lag is XINFO GROUPS's lag as the server gave it when read (readChaosServer), "" when it
+	// cannot compute one: what a plan's adoption warning must quote.
+	Lag string
 }
 
 func newChaosModel() *chaosModel { return &chaosModel{keys: map[string]*modelKey{}} }
@@ -163,13 +170,29 @@ func readChaosServer(ctx context.Context, tg *chaosTarget) (*chaosModel, error) 
 			return nil, fmt.Errorf("XINFO STREAM %s: %w", key, err)
 		}
 		k.LastID, k.Length = info.LastGeneratedID, info.Length
-		groups, err := rdb.XInfoGroups(ctx, key).Result()
+		k.FirstID, k.LastEntry = info.FirstEntry.ID, info.LastEntry.ID
+		// Raw, since go-redis's XInfoGroups reads a lag the server cannot compute (nil) as 0.
+		doer, _ := rdb.(interface {
+			Do(context.Context, ...any) *redis.Cmd
+		}) // every admin client is a *redis.Client or a *redis.ClusterClient
+		raw, err := doer.Do(ctx, "XINFO", "GROUPS", key).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("XINFO GROUPS %s: %w", key, err)
 		}
 		k.Groups = map[string]modelGroup{}
-		for _, g := range groups {
-			k.Groups[g.Name] = modelGroup{LastDelivered: g.LastDeliveredID}
+		for _, row := range raw {
+			fields, _ := row.([]any)
+			g := map[string]string{}
+			for i := 0; i+1 < len(fields); i += 2 {
+				name, _ := fields[i].(string)
+				switch v := fields[i+1].(type) {
+				case string:
+					g[name] = v
+				case int64:
+					g[name] = strconv.FormatInt(v, 10)
+				}
+			}
+			k.Groups[g["name"]] = modelGroup{LastDelivered: g["last-delivered-id"], Lag: g["lag"]}
 		}
 	}
 	return m, nil
@@ -248,6 +271,7 @@ func (m *chaosModel) groups() [][2]string {
 type chaosChange struct {
 	Kind             string
 	Stream, Name, ID string // Name and ID: create and destroy
+	Also             string // a second key a DEL removes (a producer's clean-up), "" for none
 }
 
 // outOfBand changes the server as another client would, through the direct clients, and the
@@ -266,7 +290,8 @@ func (m *chaosModel) outOfBand(ctx context.Context, tg *chaosTarget, pick func(i
 
 // drawChange draws a change, or says why there is nothing to do.
 func (m *chaosModel) drawChange(pick func(int) int, declared []chaosResource) (chaosChange, string) {
-	stream := chaosStreams[pick(len(chaosStreams))]
+	at := pick(len(chaosStreams))
+	stream := chaosStreams[at]
 	switch roll := pick(100); {
 	case roll < 25: // a consumer's own door creates a group first: often one that is declared
 		name := chaosNames[pick(len(chaosNames))]
@@ -282,8 +307,17 @@ func (m *chaosModel) drawChange(pick func(int) int, declared []chaosResource) (c
 		}
 		g := all[pick(len(all))]
 		return chaosChange{Kind: "destroy", Stream: g[0], Name: g[1]}, ""
-	case roll < 60: // DEL of the key, stream or not
-		return chaosChange{Kind: "del", Stream: stream}, ""
+	case roll < 60: // DEL of two keys, stream or not: declared ones where there are, so that a plan meets several absent streams
+		var named []string
+		for _, r := range declared {
+			if !slices.Contains(named, r.Stream) {
+				named = append(named, r.Stream)
+			}
+		}
+		if len(named) < 2 {
+			named = chaosStreams
+		}
+		return chaosChange{Kind: "del", Stream: named[at%len(named)], Also: named[(at+1)%len(named)]}, ""
 	case roll < 70: // a key of another type where a stream is declared
 		if m.keys[stream] != nil {
 			return chaosChange{}, fmt.Sprintf("SET %s: the key exists, nothing done", stream)
@@ -309,6 +343,9 @@ func (c chaosChange) do(ctx context.Context, tg *chaosTarget) (result string, er
 		return replyWord(rdb.XGroupDestroy(ctx, c.Stream, c.Name).Err()), nil
 	case "del":
 		err = rdb.Del(ctx, c.Stream).Err()
+		if err == nil && c.Also != "" {
+			err = tg.admin(c.Also).Del(ctx, c.Also).Err() // apart: in a cluster the two keys live in other slots
+		}
 	case "set":
 		err = rdb.Set(ctx, c.Stream, "not a stream", 0).Err()
 	case "xadd":
@@ -331,7 +368,7 @@ func (c chaosChange) String() string {
 	case "xadd":
 		return "XADD " + c.Stream
 	}
-	return "DEL " + c.Stream
+	return strings.TrimSpace("DEL " + c.Stream + " " + c.Also)
 }
 
 // applyChange makes in the model the change the server made with result, and says what it did;
@@ -359,6 +396,7 @@ func (m *chaosModel) applyChange(c chaosChange, result string, step int) (string
 		return fmt.Sprintf("another client ran %s: %s", c, result), nil
 	case "del":
 		delete(m.keys, c.Stream)
+		delete(m.keys, c.Also)
 		return "another client ran " + c.String(), nil
 	case "set":
 		m.keys[c.Stream] = &modelKey{Type: "string"}

@@ -49,6 +49,10 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	move, moved := run.reshardBefore(ctx, s)
 	notes = append(notes, moved...)
 	before := run.model.clone()
+	server, err := readChaosServer(ctx, run.tg) // what the plan's previews must quote
+	if err != nil {
+		run.t.Fatalf("%s: reading the server: %v", s, err)
+	}
 	run.tg.log() // what earlier steps left
 	run.cli.ctx = ctx
 
@@ -109,7 +113,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	o := &chaosObservation{step: s, kind: kind, res: res, pre: pre, post: post,
 		before: before, after: run.model, log: log, msgs: readChaosMessages(res.stdout), declared: map[string]chaosResource{},
 		addrs: run.tg.addrs(), acted: actedIn(log) + refused + detached(s) + struck(log), refreshed: refreshed, mode: run.tg.mode,
-		predicted: predicted}
+		predicted: predicted, event: ev, server: server, global: refused + detached(s)}
 	for _, r := range run.declared {
 		o.declared[r.address()] = r
 	}
