@@ -112,7 +112,7 @@ var chaosPlants = []chaosPlant{
 	{
 		// An adopted group recorded without the warning that says so.
 		name: "adoption-unwarned", pkg: "internal/provider", fn: "streamGroupResource.Create",
-		old:       "warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, \"\"), adoptedDetail(stream, name, start, group))",
+		old:       "warnOnResource(&resp.Diagnostics, planwords.GroupSummary(stream, name, planwords.AdoptedNotCreated, \"\"), adoptedDetail(stream, name, start, group))",
 		new:       "_ = adoptedDetail(stream, name, start, group)",
 		caughtBy:  []string{invariantAdopted},
 		hintSeeds: "1",
@@ -128,8 +128,8 @@ var chaosPlants = []chaosPlant{
 	{
 		// Delete sends XGROUP DESTROY: the group goes from the server with the resource.
 		name: "delete-destroys-group", pkg: "internal/provider", fn: "streamGroupResource.Delete",
-		old: "leftOnServer, \"\"), leftOnServerDetail(state))\n}",
-		new: "leftOnServer, \"\"), leftOnServerDetail(state))\n" +
+		old: "planwords.LeftOnServer, \"\"), leftOnServerDetail(state))\n}",
+		new: "planwords.LeftOnServer, \"\"), leftOnServerDetail(state))\n" +
 			"\tif c := r.data.clientFor(&resp.Diagnostics, \"Consumer Group Not Deleted\", \"\"); c != nil {\n" +
 			"\t\t_ = c.Universal().XGroupDestroy(ctx, state.Stream.ValueString(), state.Name.ValueString()).Err()\n\t}\n}",
 		caughtBy:  []string{invariantOnlyReads},

@@ -296,21 +296,3 @@ func ensureErrorSummary(err error) string {
 	}
 	return "Consumer Group Not Created"
 }
-
-// adoptedDetail says what XGROUP CREATE found, and only that: it cannot tell who created the group
-// (another client, or an earlier apply of this group whose reply was lost), so it does not
-// claim that the declared start was not applied.
-func adoptedDetail(stream, name, start string, g valkey.Group) string {
-	return fmt.Sprintf("Group %q already existed on stream %q when XGROUP CREATE ran (it answered BUSYGROUP), so it was adopted "+
-		"as it is, at last-delivered-id %s with lag %s. The provider cannot tell who created it: another client, or an earlier apply whose "+
-		"reply was lost (see \"Consumer Group Outcome Unknown\"), which started it where group_start %q puts a group. "+
-		"If another client created it, its start is that client's, not the declared one. Use XGROUP SETID outside "+
-		"Terraform if it must move.", name, stream, g.LastDeliveredID, formatOptional(g.Lag), start)
-}
-
-// leftOnServerDetail says what destroying (or replacing) a group leaves on the server.
-func leftOnServerDetail(state streamGroupModel) string {
-	return fmt.Sprintf("Terraform forgets group %q of stream %q but sends nothing to the server: the group, its pending entries "+
-		"and the stream stay. Remove them deliberately (XGROUP DESTROY, DEL) outside Terraform if nothing reads them.",
-		state.Name.ValueString(), state.Stream.ValueString())
-}

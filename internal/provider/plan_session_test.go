@@ -61,14 +61,6 @@ func TestPlanSession_OncePerKey(t *testing.T) {
 	}
 }
 
-func TestEntries_CountsReadably(t *testing.T) {
-	for n, want := range map[int64]string{1: "1 entry", 2: "2 entries", 999: "999 entries", 1000: "1,000 entries", 12000000: "12,000,000 entries"} {
-		if got := entries(n); got != want {
-			t.Errorf("entries(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestEntryAt_NamesTheTime(t *testing.T) {
 	if got := entryAt("1700000000000-0"); got != "1700000000000-0 (2023-11-14 22:13:20.000 UTC)" {
 		t.Errorf("entryAt = %q", got)

@@ -7,32 +7,33 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
-// TestPlanReview_SortsEveryWarning holds tools/planreview (which keeps its own copy of the
-// provider's words, to stay one file to copy) to the summaries the provider writes: it runs the
-// tool on a -json stream with one warning of every decision, made by groupSummary, and the
-// per-stream and plan-wide warnings, and checks the row, group, stream and entries the review
-// gives each. It fails when either side is reworded alone, and when a decision is added here
-// without a row in the review.
+// TestPlanReview_SortsEveryWarning holds tools/planreview to the summaries the provider writes
+// (both take their words from internal/planwords): it runs the tool on a -json stream with one
+// warning of every decision, made by planwords.GroupSummary, and the per-stream and plan-wide
+// warnings, and checks the row, group, stream and entries the review gives each. It fails when
+// a decision is added without a row in the review.
 func TestPlanReview_SortsEveryWarning(t *testing.T) {
 	t.Parallel()
-	rows := map[decision]string{ // the label of the review's row for each decision
-		willReplay:        "**replays**",
-		willSkip:          "**skips**",
-		willReplayOrSkip:  "**replays or skips**",
-		willBeAdopted:     "adopts",
-		adoptedNotCreated: "adopts",
-		startChangeAdopts: "start change, not moved",
-		willStay:          "stays on server",
-		willStayReplaced:  "stays on server",
-		leftOnServer:      "stays on server",
+	rows := map[planwords.Decision]string{ // the label of the review's row for each decision
+		planwords.WillReplay:        "**replays**",
+		planwords.WillSkip:          "**skips**",
+		planwords.WillReplayOrSkip:  "**replays or skips**",
+		planwords.WillBeAdopted:     "adopts",
+		planwords.AdoptedNotCreated: "adopts",
+		planwords.StartChangeAdopts: "start change, not moved",
+		planwords.WillStay:          "stays on server",
+		planwords.WillStayReplaced:  "stays on server",
+		planwords.LeftOnServer:      "stays on server",
 	}
-	figures := map[decision]struct{ summary, entries string }{
-		willReplay:       {" " + entriesTitle(12000), "12,000"},
-		willSkip:         {" " + entriesTitle(1), "1"},
-		willReplayOrSkip: {" " + entriesTitle(7), "7"},
-		willBeAdopted:    {", Lag " + formatLag(nil), ""},
+	figures := map[planwords.Decision]struct{ summary, entries string }{
+		planwords.WillReplay:       {" 12,000 Entries", "12,000"},
+		planwords.WillSkip:         {" 1 Entry", "1"},
+		planwords.WillReplayOrSkip: {" 7 Entries", "7"},
+		planwords.WillBeAdopted:    {", Lag " + formatLag(nil), ""},
 	}
 	// Names in quotes are names, not words: a group called "will skip" is not a skip.
 	const stream = `emq:{orders}:stream "replay"`
@@ -47,7 +48,7 @@ func TestPlanReview_SortsEveryWarning(t *testing.T) {
 		message(map[string]any{"type": "diagnostic", "diagnostic": map[string]any{
 			"severity": "warning", "summary": summary, "detail": "The provider's words.", "address": address}})
 	}
-	for i, d := range decisions {
+	for i, d := range planwords.Decisions {
 		row, ok := rows[d]
 		if !ok {
 			t.Errorf("decision %q has no row in the review: add one here and teach tools/planreview its words", d)
@@ -56,12 +57,12 @@ func TestPlanReview_SortsEveryWarning(t *testing.T) {
 		name, address := fmt.Sprintf("g%d will skip", i), fmt.Sprintf(`valkey_stream_group.g[%d]`, i)
 		message(map[string]any{"type": "planned_change", "change": map[string]any{
 			"resource": map[string]any{"addr": address, "resource_type": "valkey_stream_group"}, "action": "create"}})
-		warning(address, groupSummary(stream, name, d, figures[d].summary))
+		warning(address, planwords.GroupSummary(stream, name, d, figures[d].summary))
 		want[address] = fmt.Sprintf("| %s | `%s` | create | `%s` | `%s` | %s |", row, address, name, stream, figures[d].entries)
 	}
-	warning(`valkey_stream_group.s`, streamWillBeCreated(stream))
+	warning(`valkey_stream_group.s`, planwords.StreamWillBeCreated(stream))
 	want[`valkey_stream_group.s`] = fmt.Sprintf("| creates stream | `valkey_stream_group.s` |  |  | `%s` |  |", stream)
-	skipped := []string{planCheckSkipped, streamCheckSkipped(stream), replayCheckSkipped}
+	skipped := []string{planwords.PlanCheckSkipped, planwords.StreamCheckSkipped(stream), planwords.ReplayCheckSkipped}
 	for _, summary := range skipped {
 		warning(`valkey_stream_group.s`, summary)
 	}

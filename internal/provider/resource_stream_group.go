@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
@@ -149,7 +150,7 @@ func (r *streamGroupResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	tflog.Debug(ctx, "XGROUP CREATE", map[string]any{"stream": stream, "group": name, "outcome": outcome.String()})
 	if outcome == valkey.Adopted {
-		warnOnResource(&resp.Diagnostics, groupSummary(stream, name, adoptedNotCreated, ""), adoptedDetail(stream, name, start, group))
+		warnOnResource(&resp.Diagnostics, planwords.GroupSummary(stream, name, planwords.AdoptedNotCreated, ""), adoptedDetail(stream, name, start, group))
 	}
 	plan.ID = types.StringValue(groupID(stream, name))
 	plan.Adopted = types.BoolValue(outcome == valkey.Adopted)
@@ -217,7 +218,7 @@ func (r *streamGroupResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	warnOnResource(&resp.Diagnostics, groupSummary(state.Stream.ValueString(), state.Name.ValueString(), leftOnServer, ""), leftOnServerDetail(state))
+	warnOnResource(&resp.Diagnostics, planwords.GroupSummary(state.Stream.ValueString(), state.Name.ValueString(), planwords.LeftOnServer, ""), leftOnServerDetail(state))
 }
 
 // ImportState takes a group by its ID (`terraform import`, or an import block's id) or by its

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
 // resourceType is the type whose plans this tool reviews.
@@ -210,33 +212,38 @@ var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 func words(s string) string { return strings.ToLower(quotedText.ReplaceAllString(s, `""`)) }
 
 func isCheckSkipped(d diagnostic) bool {
-	return d.Severity != "error" && strings.Contains(words(d.Summary), "check skipped")
+	return d.Severity != "error" && strings.Contains(words(d.Summary), strings.ToLower(planwords.CheckSkipped))
 }
 
-// The provider's summaries, as internal/provider/warnings.go writes them. A warning about one
-// group reads `Group "<name>" of "<stream>" <decision><figure>`: decisions are the words after
-// the names, with the row each one sorts into, longer words before the words they start with.
-// The figure is " 12,000 Entries" after a replay or a skip. A stream to be created reads
-// `Stream "<stream>" Will Be Created`, and a skipped check has "Check Skipped" in its summary.
-// These words are the contract: TestPlanReview_SortsEveryWarning, in internal/provider, runs
-// this tool on every summary the provider makes, so that neither side changes alone.
-var decisions = []struct {
-	words string
-	kind  kind
-}{
-	{"Will Replay Or Skip", kindReplayOrSkip},
-	{"Will Replay", kindReplay},
-	{"Will Skip", kindSkip},
-	{"Will Be Adopted", kindAdopt},
-	{"Adopted, Not Created", kindAdopt},
-	{"Will Not Move", kindStartChange}, // a start change: it adopts the group that is there
-	{"Will Stay On Server", kindStays},
-	{"Left On Server", kindStays},
+// The provider's summaries, in internal/planwords' words. A warning about one group reads
+// `Group "<name>" of "<stream>" <decision><figure>`: decisions are the words after the names,
+// each with the row it sorts into, matched longest first (so "Will Replay Or Skip" is not read
+// as "Will Replay"). The figure is " 12,000 Entries" after a replay or a skip. A stream to be
+// created reads `Stream "<stream>" Will Be Created`, and a skipped check has "Check Skipped" in
+// its summary. TestPlanReview_SortsEveryWarning, in internal/provider, runs this tool on every
+// summary the provider makes.
+var decisions = map[planwords.Decision]kind{
+	planwords.WillReplayOrSkip:  kindReplayOrSkip,
+	planwords.WillReplay:        kindReplay,
+	planwords.WillSkip:          kindSkip,
+	planwords.WillBeAdopted:     kindAdopt,
+	planwords.AdoptedNotCreated: kindAdopt,
+	planwords.StartChangeAdopts: kindStartChange, // it adopts the group that is there
+	planwords.WillStay:          kindStays,
+	planwords.WillStayReplaced:  kindStays,
+	planwords.LeftOnServer:      kindStays,
 }
+
+// decisionsLongestFirst is planwords.Decisions, longest words first.
+var decisionsLongestFirst = func() []planwords.Decision {
+	d := slices.Clone(planwords.Decisions)
+	slices.SortStableFunc(d, func(a, b planwords.Decision) int { return cmp.Compare(len(b), len(a)) })
+	return d
+}()
 
 var (
 	groupWarning  = regexp.MustCompile(`^Group ("(?:[^"\\]|\\.)*") of ("(?:[^"\\]|\\.)*") (.*)$`)
-	streamCreated = regexp.MustCompile(`^Stream "(?:[^"\\]|\\.)*" Will Be Created$`)
+	streamCreated = regexp.MustCompile(`^Stream "(?:[^"\\]|\\.)*" ` + regexp.QuoteMeta(planwords.StreamCreated) + `$`)
 	entryFigure   = regexp.MustCompile(` (\d[\d,]*) Entr(?:y|ies)$`)
 )
 
@@ -249,9 +256,9 @@ func classify(d diagnostic) (k kind, name, stream string, entries int64) {
 	case d.Severity == "error":
 		k = kindError
 	case m != nil:
-		for _, dec := range decisions {
-			if strings.HasPrefix(m[3], dec.words) {
-				k = dec.kind
+		for _, d := range decisionsLongestFirst {
+			if strings.HasPrefix(m[3], string(d)) {
+				k = decisions[d]
 				break
 			}
 		}
@@ -389,9 +396,9 @@ func (r *review) headline(groups []*group) string {
 	errs := count[kindError] + len(r.looseErrors())
 	add(errs, "**%s**", plural(errs, "error"))
 	add(len(r.skipped), "**plan-time check skipped**")
-	add(count[kindReplay], "**%s will replay %s in all**", plural(count[kindReplay], "group"), entries(replayed))
+	add(count[kindReplay], "**%s will replay %s in all**", plural(count[kindReplay], "group"), planwords.Entries(replayed))
 	add(count[kindReplayOrSkip], "**%s will replay or skip** (start not known yet)", plural(count[kindReplayOrSkip], "group"))
-	add(count[kindSkip], "**%s will skip %s in all**", plural(count[kindSkip], "group"), entries(skipped))
+	add(count[kindSkip], "**%s will skip %s in all**", plural(count[kindSkip], "group"), planwords.Entries(skipped))
 	add(count[kindAdopt], "%s adopted", plural(count[kindAdopt], "group"))
 	parts = append(parts, plural(changes, "planned change"))
 	return strings.Join(parts, " · ")
@@ -408,7 +415,7 @@ func table(b *strings.Builder, groups []*group, unchecked bool) {
 		}
 		figure := ""
 		if g.entries >= 0 {
-			figure = thousands(g.entries)
+			figure = planwords.Thousands(g.entries)
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", label, code(g.address), g.action, code(g.name), code(g.stream), figure)
 	}
@@ -480,25 +487,4 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
-}
-
-func entries(n int64) string {
-	if n == 1 {
-		return "1 entry"
-	}
-	return thousands(n) + " entries"
-}
-
-// thousands writes n with comma separators: 12,000,000, as the provider writes its counts
-// (internal/provider entries); repeated here so that the tool stays standard-library only.
-func thousands(n int64) string {
-	digits := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, d := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(d)
-	}
-	return b.String()
 }
