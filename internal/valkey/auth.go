@@ -13,7 +13,7 @@ import (
 // to open a connection (step "IAM token"): nothing of the caller's was sent.
 
 // tokenOptions sets up token authentication when the options ask for it.
-func tokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
+func tokenOptions(opts Options, u *redis.UniversalOptions, s *resolved) error {
 	if opts.Sentinel != nil {
 		// No service that issues these tokens runs Sentinel, and go-redis would send the
 		// sentinels the static sentinel password, never a token: refuse rather than half-work.
@@ -61,7 +61,7 @@ func tokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
 
 // gcpTokenOptions sets up Google IAM authentication: AUTH with the access token (as the
 // username's password when one is set, else the default user's, as Google's examples send it).
-func gcpTokenOptions(opts Options, u *redis.UniversalOptions, s *settings) error {
+func gcpTokenOptions(opts Options, u *redis.UniversalOptions, s *resolved) error {
 	switch {
 	case opts.AWSIAM != nil:
 		return &OptionError{Field: "GCPIAM", Reason: "cannot be used together with AWS IAM: choose one"}

@@ -48,7 +48,7 @@ func NewClient(opts Options) (*Client, error) {
 	return newClient(s), nil
 }
 
-func newClient(s settings) *Client {
+func newClient(s resolved) *Client {
 	var unreached *unreachedNodes
 	if s.universal.IsClusterMode {
 		unreached = newUnreachedNodes(s.universal.Addrs)

@@ -81,8 +81,8 @@ type SentinelOptions struct {
 // dial timeout of 5s would become 25s. Command retries (MaxRetries) still redial.
 const dialAttempts = 1
 
-// settings are Options with every default applied, ready for go-redis.
-type settings struct {
+// resolved is Options with every default applied, ready for go-redis.
+type resolved struct {
 	universal  *redis.UniversalOptions
 	addr       string // where commands go, for messages; never a password
 	acks       int    // replica acknowledgements EnsureGroup waits for
@@ -93,10 +93,10 @@ type settings struct {
 
 // resolve checks opts and applies the defaults: the one place that does either. go-redis's
 // UniversalOptions then builds the client for the mode (standalone, cluster or sentinel).
-func resolve(opts Options) (settings, error) {
+func resolve(opts Options) (resolved, error) {
 	tlsConfig, err := opts.TLS.config()
 	if err != nil {
-		return settings{}, err
+		return resolved{}, err
 	}
 	u := &redis.UniversalOptions{
 		Username:      opts.Username,
@@ -121,25 +121,25 @@ func resolve(opts Options) (settings, error) {
 	if opts.DB != nil {
 		u.DB = *opts.DB
 	}
-	s := settings{universal: u, ackTimeout: orDefault(opts.ReplicaAckTimeout, DefaultReplicaAckTimeout)}
+	s := resolved{universal: u, ackTimeout: orDefault(opts.ReplicaAckTimeout, DefaultReplicaAckTimeout)}
 	switch {
 	case len(opts.ClusterAddrs) > 0 && opts.Sentinel != nil:
-		return settings{}, &OptionError{Field: "Sentinel", Reason: "cannot be used together with a cluster: choose one mode"}
+		return resolved{}, &OptionError{Field: "Sentinel", Reason: "cannot be used together with a cluster: choose one mode"}
 	case len(opts.ClusterAddrs) > 0:
 		if err := clusterOptions(opts, u); err != nil {
-			return settings{}, err
+			return resolved{}, err
 		}
 		s.addr = "cluster " + strings.Join(opts.ClusterAddrs, ",")
 		s.acks = DefaultFailoverReplicaAcks
 	case opts.Sentinel != nil:
 		if err := sentinelOptions(opts, u); err != nil {
-			return settings{}, err
+			return resolved{}, err
 		}
 		s.addr = "primary " + strconv.Quote(opts.Sentinel.MasterName) + " via sentinel " + strings.Join(opts.Sentinel.Addrs, ",")
 		s.acks = DefaultFailoverReplicaAcks
 	default:
 		if err := urlOptions(opts, u); err != nil {
-			return settings{}, err
+			return resolved{}, err
 		}
 		s.addr = u.Addrs[0]
 	}
@@ -150,10 +150,10 @@ func resolve(opts Options) (settings, error) {
 		u.ReadTimeout += s.ackTimeout // EnsureGroup's WAIT may hold its reply that long
 	}
 	if err := dialOptions(opts, u); err != nil {
-		return settings{}, err
+		return resolved{}, err
 	}
 	if err := tokenOptions(opts, u, &s); err != nil {
-		return settings{}, err
+		return resolved{}, err
 	}
 	return s, nil
 }
