@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The runner behind `make test`, `make testacc`, `make testfaults`, `make chaos`,
+# The runner behind `make testservers`, `make testacc`, `make testfaults`, `make chaos`,
 # `make testregistry`, `make testmodules`, `make gates` and `make ci`: it builds the tools the
 # chosen steps need (scripts/setup.sh, each only when missing; system packages are `make deps`'
-# alone), runs the steps, and ends with one summary: each gate, the unit and server tier, one
-# line per CLI of the matrix (passed, skipped with each reason, failed), the fault matrix, the
-# fault campaign, the registry install, the module tests, and fuzzing. gotestsum runs every go
-# test lane. A failing step does not stop the later ones; any failure fails the run. Full logs
-# are kept under build/ (build/test-*.json: each lane's go test -json).
+# alone), runs the steps, and ends with one summary: each gate and each go test lane (one per
+# server version and per CLI), with gotestsum's count of its tests and its time. gotestsum runs
+# every go test lane and lists each skip with its reason in the lane's output. A failing step
+# does not stop the later ones; any failure fails the run. Full logs are kept under build/
+# (build/test-*.json: each lane's go test -json).
 #
 # Usage: scripts/test.sh STEPS [CLI...]
 #   STEPS: comma-separated, in any order (they run in the order below), or all:
@@ -104,7 +104,8 @@ step() {
 }
 gotestsum=$(tool_path gotestsum "$GOTESTSUM_VERSION")
 # gotest NAME LOG [ENV=VALUE...] -- ARGS...: one go test lane through gotestsum, which shows
-# each package and each failure, keeps the -json stream in LOG's .json, and sums the lane up.
+# each package, each failure and each skip with its reason, keeps the -json stream in LOG's
+# .json, and sums the lane up (its DONE line goes to the run's summary).
 gotest() {
   local name=$1 log=$2 status=0 begun=$SECONDS
   shift 2
@@ -115,40 +116,11 @@ gotest() {
   # ARGS are go test's, or --raw-command -- and a command that prints go test -json.
   local args=(-- -count=1 -timeout "${GO_TEST_TIMEOUT:-40m}" "$@")
   [ "${1:-}" = --raw-command ] && args=("$@")
-  env "${env[@]}" "$gotestsum" --format pkgname --format-hide-empty-pkg --hide-summary=skipped \
+  env "${env[@]}" "$gotestsum" --format pkgname --format-hide-empty-pkg \
     --jsonfile "${log%.log}.json" "${args[@]}" 2>&1 | tee "$log" || status=$?
-  lane_summary "$name" "${log%.log}.json" "$(duration $((SECONDS - begun)))" >>"$summary"
-  [ "$status" = 0 ] || { failed=1; echo "  full output: $log, ${log%.log}.json" >>"$summary"; }
+  echo "$name: $(grep -a '^DONE ' "$log" | tail -n 1) ($(duration $((SECONDS - begun))))" >>"$summary"
+  [ "$status" = 0 ] || { failed=1; echo "  FAILED; full output: $log, ${log%.log}.json" >>"$summary"; }
 }
-
-# lane_summary NAME JSON TIME: the lane's line of the summary (tests passed, skipped, failed,
-# packages that failed to build or outside any test, and how long it took), counted in the
-# lane's -json stream, then
-# each skip reason (a skipped test's last line) with the tests it covers, from gotestsum's own
-# summary of that stream.
-lane_summary() {
-  local count
-  count() { grep -c "\"Action\":\"$1\",\"Package\":\"[^\"]*\",$2" "$json" || true; }
-  local json=$2 passed skipped failed broken packages
-  passed=$(count pass '"Test":') skipped=$(count skip '"Test":') failed=$(count fail '"Test":')
-  broken=$(grep -c '"Action":"build-fail"' "$json" || true) packages=$(count fail '"Elapsed"')
-  printf '%s: %d passed, %d skipped, %d failed' "$1" "$passed" "$skipped" "$failed"
-  [ "$broken" = 0 ] || printf ', %d packages did not build' "$broken"
-  [ "$failed" != 0 ] || [ "$packages" -le "$broken" ] || printf ', %d packages failed outside any test' "$((packages - broken))"
-  printf ' (%s)\n' "$3"
-  "$gotestsum" --format dots --hide-summary=failed,errors --raw-command -- cat "$json" 2>/dev/null \
-    | awk '
-      function flush() { if (test != "") { n[reason]++; if (n[reason] <= 6) names[reason] = names[reason] " " test } test = "" }
-      /^=== Skipped/ { skipped = 1; next }
-      /^DONE / { flush(); skipped = 0; next }
-      skipped && /^=== SKIP: / { flush(); test = $4; reason = "(no reason given)"; next }
-      skipped && NF { line = $0; sub(/^[ \t]+/, "", line); sub(/^[A-Za-z0-9_.-]+\.go:[0-9]+: /, "", line); reason = line }
-      END { for (r in n) printf "  skipped %d: %s\n   %s%s\n", n[r], r, names[r], (n[r] > 6 ? " and " (n[r] - 6) " more" : "") }' \
-    | sort_reasons
-}
-
-# sort_reasons orders the two-line skip entries by reason.
-sort_reasons() { paste -d '\t' - - | sort | tr '\t' '\n'; }
 
 # resolve_cli ENTRY sets cli_bin, cli_name and cli_host, or cli_skip with the reason.
 resolve_cli() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// RequiredEnv, when set (as `make test` sets it), turns a missing server binary from a skip
+// RequiredEnv, when set (as make ci and CI set it), turns a missing server binary from a skip
 // into a failure, so that the full suite can never pass by skipping.
 const RequiredEnv = "VALKEYTEST_REQUIRED"
 
