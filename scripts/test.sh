@@ -15,7 +15,7 @@
 #             every release platform, docs up to date
 #     unit    every package without TF_ACC: the unit tests and the server tests (real
 #             valkey-server processes on loopback), once per word of VALKEY_VERSIONS
-#     acc     the acceptance suite once per CLI, the fault matrix aside, on CLI_VALKEY_VERSION
+#     acc     TestAcc* and TestCLI* on each CLI (ONCE_TESTS on one), the fault matrix aside
 #     faults  the fault matrix on the real CLI, on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION
 #     chaos   the randomized fault campaign (TestChaos) on FAULT_MATRIX_CLI and CLI_VALKEY_VERSION:
 #             CHAOS_SEEDS, CHAOS_STEPS, CHAOS_MODES and CHAOS_ONLY when set (make chaos), else a
@@ -77,6 +77,10 @@ done
 FAULT_MATRIX_TEST='^TestCLIReliability_faultMatrix$'
 REGISTRY_TEST='^TestCLIRegistry_'
 MODULE_TEST='^TestCLIModuleTests_'
+# What cannot differ between CLIs (TESTING.md): the server's side of a connection (cluster,
+# sentinel, TLS, ACL, IAM) and server faults mid-apply, where the CLI only plans and applies.
+ONCE_TESTS='^TestAccProvider_(Cluster|SentinelFailover|MutualTLS|CertificateLogin|MinimalACL|ACLWithout|ConnectionRefused|AWSIAM|CloudIAM)'
+ONCE_TESTS+='|^TestCLI(Cluster|MinimalACL|Managed)_|^TestCLIReliability_(restartStorm|serverKilled|sentinelFailover|clusterMaster)'
 wants registry && : "${REGISTRY_CLIS:?REGISTRY_CLIS (set in the GNUmakefile) names the CLIs of the registry step}"
 wants modules && : "${MODULE_TEST_CLIS:?MODULE_TEST_CLIS (set in the GNUmakefile) names the CLIs of the modules step}"
 
@@ -311,8 +315,14 @@ if wants gates; then
 fi
 
 if wants acc; then
+  # The acceptance and CLI tests alone (the unit tier ran the rest); ONCE_TESTS on one CLI:
+  # FAULT_MATRIX_CLI when it is a lane, else the first.
+  once=$FAULT_MATRIX_CLI
+  [[ " ${clis[*]} " == *" $once "* ]] || once=${clis[0]}
   for entry in "${clis[@]}"; do
-    cli_lane "" "$entry" -skip "$FAULT_MATRIX_TEST|$REGISTRY_TEST|$MODULE_TEST"
+    skip="$FAULT_MATRIX_TEST|$REGISTRY_TEST|$MODULE_TEST"
+    [ "$entry" = "$once" ] || skip+="|$ONCE_TESTS"
+    cli_lane "" "$entry" -run '^Test(Acc|CLI)' -skip "$skip"
   done
 fi
 
