@@ -170,6 +170,23 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "2",
 	},
 	{
+		// The adoption warning's lag one off: a wrong figure in a plan a reviewer trusts.
+		name: "adoption-lag-off-by-one", pkg: "internal/provider", fn: "formatLag",
+		old:       "return strconv.FormatInt(*n, 10)",
+		new:       "return strconv.FormatInt(*n+1, 10)",
+		caughtBy:  []string{invariantPreview},
+		hintSeeds: "1",
+	},
+	{
+		// "Stream Will Be Created" once per plan instead of once per stream: a second absent
+		// stream goes unmentioned.
+		name: "stream-note-once-per-plan", pkg: "internal/provider", fn: "streamGroupResource.previewCreate",
+		old:       `r.data.plan.once("created " + stream)`,
+		new:       `r.data.plan.once("created")`,
+		caughtBy:  []string{invariantPreview},
+		hintSeeds: "2",
+	},
+	{
 		// The bug the campaign found in Cluster mode, put back: a failed load of the slot map
 		// is ignored before the first command, so go-redis loads it again inside the create's
 		// pipeline, and a failure there reads as the create's lost reply.
