@@ -200,6 +200,32 @@ var chaosInvariants = []chaosCheck{
 	{invariantOnlyReads, checkOnlyReads},
 	{"every state entry's id and identity name its group", checkIdentity},
 	{invariantPreview, checkPreview},
+	{invariantImport, checkImport},
+}
+
+const invariantImport = "importing a group the server holds records it, adopted"
+
+// checkImport: an import of a group the server held when the CLI ran, on a stream no fault or
+// event touched, must succeed and record that group, adopted: `terraform import` whatever else
+// the step's faults did, an import block when its apply succeeded (an apply that failed
+// elsewhere may stop before it). IDs hold "/" in stream and group names alike
+// ("emq:{d}:stream/main", "team/search"), so a split at the wrong "/" fails here.
+func checkImport(o *chaosObservation) ([]string, int) {
+	r, ok := o.declared[o.imported]
+	if o.imported == "" || !ok || !o.server.has(r.Stream, r.Name) || !o.untouched(r.Stream) ||
+		o.kind == stepImportBlock && o.res.err != nil {
+		return nil, 0
+	}
+	e, held := o.post[o.imported]
+	switch {
+	case o.kind == stepImportCLI && o.res.err != nil:
+		return []string{fmt.Sprintf("terraform import of group %q of %q (ID %q), which the server holds, failed: %v",
+			r.Name, r.Stream, chaosImportID(r.Stream, r.Name), o.res.err)}, 1
+	case !held || e.group() != [2]string{r.Stream, r.Name} || !e.Adopted:
+		return []string{fmt.Sprintf("%s holds %+v after importing group %q of %q (ID %q), which the server holds; the model expected it, adopted",
+			o.imported, e, r.Name, r.Stream, chaosImportID(r.Stream, r.Name))}, 1
+	}
+	return nil, 1
 }
 
 // chaosCrashed are what the CLI prints when a provider crashes or hangs up.

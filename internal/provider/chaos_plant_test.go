@@ -187,6 +187,15 @@ var chaosPlants = []chaosPlant{
 		hintSeeds: "2",
 	},
 	{
+		// An import ID split at its first "/", not its last: a stream key holding "/"
+		// ("emq:{d}:stream/main") reads as another stream, and the import fails.
+		name: "import-id-split-at-first-slash", pkg: "internal/provider", fn: "parseGroupID",
+		old:       `i := strings.LastIndex(id, "/")`,
+		new:       `i := strings.Index(id, "/")`,
+		caughtBy:  []string{invariantImport},
+		hintSeeds: "7",
+	},
+	{
 		// The bug the campaign found in Cluster mode, put back: a failed load of the slot map
 		// is ignored before the first command, so go-redis loads it again inside the create's
 		// pipeline, and a failure there reads as the create's lost reply.
