@@ -66,11 +66,12 @@ install_hint() {
 #   path  the server the tests find by themselves: $VALKEY_SERVER, else valkey-server on PATH,
 #         at whatever version it reports (7.2, 8.x, 9.x, or a redis-server 7 as VALKEY_SERVER)
 #   X.Y   that version: the server on PATH (or $VALKEY_SERVER) when its --version says X.Y,
-#         else the build scripts/setup.sh valkey@X.Y makes into $BIN_DIR/valkey-RELEASE/ (8.1
-#         and 9.1, from Debian's source packages)
+#         else the build scripts/setup.sh valkey@X.Y makes into $BIN_DIR/valkey-RELEASE/ (8.0,
+#         8.1 and 9.1, from Debian's source packages, or GitHub's with TPV_VALKEY_SOURCE=github)
 # valkey_release X.Y prints "RELEASE SUITE" for a version setup.sh builds.
 valkey_release() {
   case "$1" in
+    8.0) echo "8.0.1 bookworm-backports" ;;
     8.1) echo "8.1.1 trixie" ;;
     9.1) echo "9.1.2 sid" ;;
     *) return 1 ;;

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Installs what the tests, the gates and the demo need, only when it is missing, and caches it.
 #   deps        the one step that installs system packages (make deps), on Debian and Ubuntu:
-#               valkey-server, valkey-tools and valkey-sentinel (Debian bookworm: from
-#               bookworm-backports; elsewhere the distribution's own), redis-server (the
-#               compatibility check), python3-botocore (the AWS tokens' check), what building Valkey takes (build-essential, libssl-dev,
-#               pkg-config, debian-archive-keyring) and unzip (the release check). Elsewhere it
-#               says what to install.
+#               what building Valkey takes (build-essential, libssl-dev, pkg-config,
+#               debian-archive-keyring), redis-server (the compatibility check),
+#               python3-botocore (the AWS tokens' check) and unzip (the release check), then
+#               Valkey as deps-valkey installs it. Elsewhere it says what to install.
+#   deps-valkey Valkey alone, as make deps installs it (make demo runs it): valkey-server,
+#               valkey-tools and valkey-sentinel from apt where the archive has them (Debian
+#               bookworm: from bookworm-backports; Debian trixie and later, Ubuntu 25.04 and
+#               later), else Valkey 9.1 built into the tool cache (valkey@9.1, about a minute
+#               on two cores), for the tests to use as VALKEY_SERVER. Elsewhere it says what
+#               to install.
 #   valkey      checks that valkey-server and valkey-cli are there (VALKEY_SERVER or PATH), and
 #               says what to install when they are not: it installs nothing
-#   valkey@X.Y  Valkey 8.1.1 (8.1, trixie) or 9.1.2 (9.1, sid) built from Debian's source
-#               package into $BIN_DIR/valkey-RELEASE/ (valkey-server, valkey-cli, and
-#               valkey-sentinel, which is valkey-server under that name); needs apt-get (to
-#               fetch the source with an apt state of its own) and the build tools of make deps
+#   valkey@X.Y  Valkey 8.0.1 (8.0), 8.1.1 (8.1) or 9.1.2 (9.1) built into $BIN_DIR/valkey-RELEASE/
+#               (valkey-server, valkey-cli, and valkey-sentinel, which is valkey-server under
+#               that name), from Debian's source package of that release (scripts/lib.sh names
+#               the suite; fetched with an apt state of its own, so it needs apt-get), or with
+#               TPV_VALKEY_SOURCE=github from the upstream release's tarball on GitHub (the
+#               workflows: GitHub's runners run Ubuntu). Needs the build tools of make deps.
 #   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
 #                        module proxy into $BIN_DIR/terraform-VERSION; releases >= 1.6 with their
 #                        nested modules at the release commit (build_terraform_nested; 1.16.4)
@@ -88,11 +95,10 @@ apt_install() {
 }
 
 # install_deps installs the system packages the tests and the builds need, on Debian and
-# Ubuntu; elsewhere it checks that the servers are there and says what to install if not.
+# Ubuntu, then Valkey (install_deps_valkey); elsewhere it checks that the servers are there
+# and says what to install if not.
 install_deps() {
-  local ids
-  ids=" $(os_ids) "
-  if [[ "$ids" != *" debian "* && "$ids" != *" ubuntu "* ]] || ! command -v apt-get >/dev/null; then
+  if ! apt_system; then
     local p missing=0
     for p in valkey-server valkey-cli valkey-sentinel redis-server; do
       have "$p" >/dev/null || { log "no $p on PATH: $(install_hint "$p")"; missing=1; }
@@ -100,10 +106,35 @@ install_deps() {
     [ "$missing" = 0 ] || log "make deps installs packages on Debian and Ubuntu only: install the above yourself"
     return "$missing"
   fi
-  local valkey=(valkey-server valkey-tools valkey-sentinel)
+  # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
+  apt_install redis-server python3-botocore build-essential libssl-dev pkg-config unzip debian-archive-keyring
+  install_deps_valkey
+}
+
+# apt_system succeeds on Debian and Ubuntu (and their derivatives) with apt-get.
+apt_system() {
+  local ids
+  ids=" $(os_ids) "
+  [[ "$ids" == *" debian "* || "$ids" == *" ubuntu "* ]] && command -v apt-get >/dev/null
+}
+
+# VALKEY_FALLBACK is the version built into the tool cache where apt has no Valkey.
+VALKEY_FALLBACK=9.1
+
+# install_deps_valkey installs valkey-server, valkey-tools and valkey-sentinel from apt where
+# the archive has them, else builds Valkey $VALKEY_FALLBACK into the tool cache. Elsewhere it
+# says what to install and fails.
+install_deps_valkey() {
+  if ! apt_system; then
+    log "no apt-get here: $(install_hint valkey-server)"
+    return 1
+  fi
+  local ids valkey=(valkey-server valkey-tools valkey-sentinel)
+  ids=" $(os_ids) "
+  dpkg -s "${valkey[@]}" >/dev/null 2>&1 && return 0
   if [[ "$ids" == *" bookworm "* ]]; then
     # Bookworm's Valkey is in bookworm-backports only.
-    if ! dpkg -s "${valkey[@]}" >/dev/null 2>&1 && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
       log "adding bookworm-backports to the apt sources (Valkey)"
       as_root tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null <<'SRC'
 Types: deb
@@ -119,13 +150,16 @@ SRC
   if [[ "$ids" == *" bookworm "* ]] || apt-cache show valkey-server >/dev/null 2>&1 \
     || { quietly as_root apt-get update && apt-cache show valkey-server >/dev/null 2>&1; }; then
     apt_install "${valkey[@]}"
-  else
-    # An older release (Ubuntu 22.04, Debian bullseye) has no Valkey: the builds of 8.1 and 9.1
-    # serve the tests instead (make test VALKEY_VERSIONS=9.1).
-    log "this system's apt has no valkey-server: use make test VALKEY_VERSIONS=9.1 (built here), or install Valkey yourself"
+    return
   fi
-  # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
-  apt_install redis-server python3-botocore build-essential libssl-dev pkg-config unzip debian-archive-keyring
+  # An archive frozen before Valkey was forked (Ubuntu 24.04 and earlier, Debian bullseye):
+  # the build of 9.1, which the tests use as VALKEY_SERVER (or VALKEY_VERSIONS=9.1).
+  local release
+  release=$(valkey_release "$VALKEY_FALLBACK") && release=${release%% *}
+  log "this system's apt has no valkey-server: building Valkey $release into the tool cache instead"
+  apt_install build-essential libssl-dev pkg-config debian-archive-keyring
+  install_valkey_built "$VALKEY_FALLBACK" || return
+  log "Valkey $release is in $BIN_DIR/valkey-$release: the tests use it with VALKEY_SERVER=$BIN_DIR/valkey-$release/valkey-server (or VALKEY_VERSIONS=$VALKEY_FALLBACK)"
 }
 
 # install_valkey checks for a server and its client; installing them is make deps' (or yours).
@@ -137,19 +171,28 @@ install_valkey() {
 }
 
 # install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
-# of (sid's and trixie's need a newer glibc). The upstream source (the .orig tarball, checked
-# against the signed Sources index) comes through a private apt state, so the machine's own
-# sources stay as they are. OPTIMIZATION=-O2 skips the LTO link, most of a default build's time.
+# of (sid's and trixie's need a newer glibc). By default the upstream source (the .orig
+# tarball, checked against the signed Sources index) comes through a private apt state, so the
+# machine's own sources stay as they are. With TPV_VALKEY_SOURCE=github it is the release's
+# tarball from GitHub (TPV_VALKEY_GITHUB: a mirror of .../archive/refs/tags), over HTTPS.
+# OPTIMIZATION=-O2 skips the LTO link, most of a default build's time.
 install_valkey_built() {
-  local release suite dir out
-  read -r release suite <<<"$(valkey_release "$1")" || { log "no Valkey build known for $1 (known: 8.1, 9.1)"; return 2; }
+  local release suite dir out source=${TPV_VALKEY_SOURCE:-debian}
+  read -r release suite <<<"$(valkey_release "$1")" || { log "no Valkey build known for $1 (known: 8.0, 8.1, 9.1)"; return 2; }
   dir=$BIN_DIR/valkey-$release
   if [ -x "$dir/valkey-server" ] && [ -x "$dir/valkey-cli" ] && [ -L "$dir/valkey-sentinel" ] \
     && out=$("$dir/valkey-server" --version 2>/dev/null) && [[ "$out" == *" v=$release "* ]]; then
     return 0
   fi
-  log "building Valkey $release from Debian $suite's source package (about a minute on two cores, cached afterwards)"
-  command -v apt-get >/dev/null || { log "building Valkey $release takes apt-get (Debian, Ubuntu); elsewhere install Valkey $1 and set VALKEY_SERVER"; return 1; }
+  case "$source" in
+    debian)
+      log "building Valkey $release from Debian $suite's source package (about a minute on two cores, cached afterwards)"
+      command -v apt-get >/dev/null || { log "building Valkey $release from Debian's source takes apt-get (Debian, Ubuntu); elsewhere set TPV_VALKEY_SOURCE=github, or install Valkey $1 and set VALKEY_SERVER"; return 1; } ;;
+    github)
+      log "building Valkey $release from its release tarball on GitHub (about a minute on two cores, cached afterwards)"
+      command -v curl >/dev/null || { log "fetching Valkey $release from GitHub takes curl"; return 1; } ;;
+    *) log "TPV_VALKEY_SOURCE is debian (the default) or github, not $source"; return 2 ;;
+  esac
   command -v make >/dev/null && command -v cc >/dev/null && command -v pkg-config >/dev/null \
     || { log "building Valkey $release takes a C toolchain and OpenSSL's headers: make deps installs them"; return 1; }
   local work status=0 apt uri name size hash
@@ -157,19 +200,24 @@ install_valkey_built() {
   (
     set -euo pipefail
     cd "$work"
-    mkdir -p lists/partial cache/archives/partial
-    # Debian's archive key (on Ubuntu from its debian-archive-keyring package, make deps) signs the index.
-    local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=''
-    [ -r "$keyring" ] && signed="[signed-by=$keyring] "
-    echo "deb-src ${signed}http://deb.debian.org/debian $suite main" >sources.list
-    apt=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
-      -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
-    quietly apt-get "${apt[@]}" update
-    # 'URL' NAME SIZE SHA256:HASH, one line per file of the source package: take the upstream tarball.
-    read -r uri name size hash < <(apt-get "${apt[@]}" source --print-uris "valkey/$suite" 2>>"$LOG" \
-      | grep "^'[^']*/valkey_$release[%+~.][^']*orig\.tar\.[a-z]*'" || true)
-    [ -n "${hash:-}" ] || { log "Debian $suite has no source of Valkey $release (it moved on?); see $LOG"; exit 1; }
-    quietly /usr/lib/apt/apt-helper download-file "${uri//\'/}" "$name" "$hash"
+    if [ "$source" = github ]; then
+      name=valkey-$release.tar.gz
+      quietly curl -fsSL --retry 3 -o "$name" "${TPV_VALKEY_GITHUB:-https://github.com/valkey-io/valkey/archive/refs/tags}/$release.tar.gz"
+    else
+      mkdir -p lists/partial cache/archives/partial
+      # Debian's archive key (on Ubuntu from its debian-archive-keyring package, make deps) signs the index.
+      local keyring=/usr/share/keyrings/debian-archive-keyring.gpg signed=''
+      [ -r "$keyring" ] && signed="[signed-by=$keyring] "
+      echo "deb-src ${signed}http://deb.debian.org/debian $suite main" >sources.list
+      apt=(-o "Dir::Etc::SourceList=$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache")
+      quietly apt-get "${apt[@]}" update
+      # 'URL' NAME SIZE SHA256:HASH, one line per file of the source package: take the upstream tarball.
+      read -r uri name size hash < <(apt-get "${apt[@]}" source --print-uris "valkey/$suite" 2>>"$LOG" \
+        | grep "^'[^']*/valkey_$release[%+~.][^']*orig\.tar\.[a-z]*'" || true)
+      [ -n "${hash:-}" ] || { log "Debian $suite has no source of Valkey $release (it moved on?): TPV_VALKEY_SOURCE=github builds GitHub's; see $LOG"; exit 1; }
+      quietly /usr/lib/apt/apt-helper download-file "${uri//\'/}" "$name" "$hash"
+    fi
     mkdir src && tar -xf "$name" -C src --strip-components=1
     quietly make -C src -j"$(nproc)" BUILD_TLS=yes MALLOC=libc OPTIMIZATION=-O2
     mkdir -p "$dir"
@@ -333,6 +381,7 @@ targets=("$@")
 for t in "${targets[@]}"; do
   case "$t" in
     valkey | deps | terraform | tofu | lint | goreleaser | actionlint | opa | gotestsum) "install_$t" ;;
+    deps-valkey) install_deps_valkey ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;
