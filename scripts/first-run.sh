@@ -73,6 +73,7 @@ scratch=$(mktemp -d -t first-run-XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 unshare -m --propagation private "$0" --inside "$scratch" "$variant"
+load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
 
 read_time() { sed -n "s/^$2=//p" "$scratch/$1.times"; }
 # mmss SECONDS: "4 min 12 s".
@@ -81,7 +82,7 @@ case "$variant" in
   package) machine="Debian bookworm: Valkey from bookworm-backports with apt" ;;
   no-package) machine="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
 esac
-row="| $machine | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $(date -u +%Y-%m-%d), $(git rev-parse --short HEAD), $(nproc) cores, load $load before the run |"
+row="| $machine | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $(date -u +%Y-%m-%d), $(git rev-parse --short HEAD), $(nproc) cores, load $load |"
 
 # The row of this variant replaces the one before it, between the section's markers.
 file=TIMINGS.md
