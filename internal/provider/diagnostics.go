@@ -11,13 +11,15 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
-// This file is the one place that turns the typed errors of internal/valkey into words for
-// people (errorDetail, addSettingsError): what the server said, which key and address, and
-// what to do next, in the provider's terms (attributes, environment variables, Terraform
-// commands); and it words the outcomes of a create. What is not an error of internal/valkey is
-// worded where it is found: the plan's previews in resource_stream_group_plan.go, a missing
-// group or stream of a data source in data_source_shared.go, an import that finds no group in
-// group_id.go. They all call errorDetail for the server's errors.
+// This file, with its two companions for the failures of a cloud token (tokenHint in
+// diagnostics_auth.go) and of a SOCKS5 proxy (proxyHint in diagnostics_proxy.go), is the one
+// place that turns the typed errors of internal/valkey into words for people (errorDetail,
+// addSettingsError): what the server said, which key and address, and what to do next, in the
+// provider's terms (attributes, environment variables, Terraform commands); and it words the
+// outcomes of a create. What is not an error of internal/valkey is worded where it is found:
+// the plan's previews in resource_stream_group_plan.go, a missing group or stream of a data
+// source in data_source_shared.go, an import that finds no group in group_id.go. They all call
+// errorDetail for the server's errors.
 
 // errorDetail explains err, met while working on subject (such as `group "g" of stream "s"`).
 func errorDetail(err error, subject string) string {

@@ -10,8 +10,8 @@ import (
 
 // planSession is what plan-time checks remember during the life of one provider process
 // (Terraform starts one per command, and sometimes more: the apply walk plans again in a
-// process of its own; see ARCHITECTURE.md): the first failure to ask the server, so that a plan
-// of a thousand groups waits for the network once and warns once, and the notes already given.
+// process of its own): the first failure to ask the server, so that a plan of a thousand groups
+// waits for the network once and warns once, and the notes already given.
 type planSession struct {
 	mu     sync.Mutex
 	failed error

@@ -50,7 +50,7 @@ type setting struct {
 	env string
 	to  target // where the value goes in valkey.Options, and its kind
 	// field is the valkey.Options field that to fills, as valkey.OptionError names it: "DB",
-	// "TLS.CACertFile". The cluster object has none: its one attribute fills ClusterAddrs.
+	// "TLS.CACertFile". The cluster object has none: its attributes fill ClusterAddrs and AddressMap.
 	field string
 	doc   string // the description; the kind and the variable add their sentences to it
 	// def is the default the description quotes when neither the attribute nor the variable is

@@ -20,8 +20,9 @@ var settings = []setting{
 			"with the system's root certificates unless `tls` says otherwise. Conflicts with `cluster` and `sentinel`. " +
 			"Sensitive, because it may carry a password."},
 	{name: "username", env: "VALKEY_USERNAME", field: "Username", def: "default", // the server's default user
-		to:  stringAt(func(o *valkey.Options) *string { return &o.Username }),
-		doc: "ACL user name for the data nodes; overrides the URL's user."},
+		to: stringAt(func(o *valkey.Options) *string { return &o.Username }),
+		doc: "ACL user name for the data nodes; overrides the URL's user. With `aws_iam` there is no default: the IAM-enabled " +
+			"user is required, and a plan without one fails."},
 	{name: "password", env: "VALKEY_PASSWORD", field: "Password", sensitive: true,
 		to:  stringAt(func(o *valkey.Options) *string { return &o.Password }),
 		doc: "Password for the data nodes; overrides the URL's password. Never logged or stored in state."},
@@ -85,14 +86,16 @@ var settings = []setting{
 		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).KeyFile }),
 		doc: "Path of a PEM file holding the client private key. Conflicts with `key`."},
 	{name: "tls.server_name", env: "VALKEY_TLS_SERVER_NAME", field: "TLS.ServerName",
-		to:  stringAt(func(o *valkey.Options) *string { return &tlsOf(o).ServerName }),
-		doc: "Name to verify in the server's certificate (and send as SNI). Defaults to the host dialled."},
+		to: stringAt(func(o *valkey.Options) *string { return &tlsOf(o).ServerName }),
+		doc: "Name to verify in the server's certificate (and send as SNI). When unset, the host of the address as written " +
+			"(`url`, a seed) or as announced (a cluster node, the primary the sentinels name) is verified, never the address " +
+			"`cluster.address_map` dials instead."},
 	{name: "tls.insecure_skip_verify", env: "VALKEY_TLS_INSECURE_SKIP_VERIFY", field: "TLS.InsecureSkipVerify",
 		def: "false", urlQuery: []string{"skip_verify"},
 		to:  boolAt(func(o *valkey.Options) *bool { return &tlsOf(o).InsecureSkipVerify }),
 		doc: "Skip verification of the server's certificate. For tests only."},
 
-	// The cluster object fills nothing itself: its one attribute fills ClusterAddrs.
+	// The cluster object fills nothing itself: its attributes fill ClusterAddrs and AddressMap.
 	{name: "cluster", env: "VALKEY_CLUSTER_ADDRESSES", to: objectAt(nil), conflicts: []string{"sentinel"},
 		doc: "Connects to a Valkey Cluster: `cluster = { addresses = [\"node1:6379\"] }`. Commands are routed by " +
 			"key slot, and MOVED/ASK redirections are followed. Conflicts with `url` and `sentinel`."},

@@ -20,11 +20,12 @@ import (
 // and so that EnsureGroup knows that nothing of its own was sent.
 
 // openError is a failure while a connection was being opened: dialling (TCP, TLS, the
-// Sentinel lookup of the primary), the HELLO/AUTH handshake, or SELECT; or, with a cluster,
+// Sentinel lookup of the primary), getting the cloud token that is the password (AWS or Google
+// IAM), the HELLO/AUTH handshake, or SELECT; or, with a cluster,
 // while its slot map was being loaded (CLUSTER SLOTS, see routed). No command of the caller's
 // was written.
 type openError struct {
-	step string // "connect", "HELLO", "AUTH", "SELECT" or "CLUSTER SLOTS"
+	step string // "connect", "IAM token", "HELLO", "AUTH", "SELECT" or "CLUSTER SLOTS"
 	node string // the cluster node the connection was to; "" outside a cluster
 	err  error
 }

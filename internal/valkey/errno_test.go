@@ -16,7 +16,7 @@ func dialError(op, syscall string, errno error) error {
 func checkSocketCauses(t *testing.T, refused, reset error) {
 	t.Helper()
 	if got := (&UnreachableError{Addr: "127.0.0.1:1", Step: "dial", Err: dialError("dial", "connect", refused)}).Cause(); got != CauseRefused {
-		t.Errorf("a refused dial (%v) has cause %v; want %v (Nothing Is Listening)", refused, got, CauseRefused)
+		t.Errorf("a refused dial (%v) has cause %v; want %v (Nothing is listening there)", refused, got, CauseRefused)
 	}
 	if got := (&UnreachableError{Addr: "127.0.0.1:1", Step: "PING", Err: dialError("read", "wsarecv", reset)}).Cause(); got != CauseClosed {
 		t.Errorf("a reset read (%v) has cause %v; want %v (the server closed the connection)", reset, got, CauseClosed)

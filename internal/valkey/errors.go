@@ -146,11 +146,12 @@ func (e *UnknownOutcomeError) Error() string {
 func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
 
 // UnreachableError is a failure to talk to the server at all: refused connection, DNS,
-// timeout, TLS, a refused authentication or SELECT, a cluster's slot map that could not be
-// loaded, or a connection lost while waiting for a reply to a read. Step says where it failed
-// before any command of the caller's was sent ("connect": TCP, TLS or the Sentinel lookup;
-// "HELLO" or "AUTH"; "SELECT"; "CLUSTER SLOTS"); it is empty when the connection was open and
-// the command itself met the failure.
+// timeout, TLS, a cloud token that could not be had, a refused authentication or SELECT, a
+// cluster's slot map that could not be loaded, or a connection lost while waiting for a reply to
+// a read. Step says where it failed before any command of the caller's was sent ("connect": TCP,
+// TLS or the Sentinel lookup; "IAM token": signing or fetching the AWS or Google token that is
+// the password; "HELLO" or "AUTH"; "SELECT"; "CLUSTER SLOTS"); it is empty when the connection
+// was open and the command itself met the failure.
 type UnreachableError struct {
 	Addr       string
 	Node       string // the cluster node whose connection failed to open; "" outside a cluster or when not known

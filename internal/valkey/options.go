@@ -65,7 +65,7 @@ type Options struct {
 type TLSOptions struct {
 	CACert, Cert, Key             string // PEM
 	CACertFile, CertFile, KeyFile string
-	ServerName                    string // default: the host dialled
+	ServerName                    string // default: the host asked for (written or announced), before AddressMap
 	InsecureSkipVerify            bool
 }
 
