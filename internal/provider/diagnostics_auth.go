@@ -1,13 +1,24 @@
 package provider
 
-import "github.com/echomq/terraform-provider-valkey/internal/valkey"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/echomq/terraform-provider-valkey/internal/valkey"
+)
 
 // tokenHint says what to check when a connection authenticated with a cloud token could not
 // be opened: the token was refused, or none could be made. ok is false for other failures,
 // which unreachableHint words.
 func tokenHint(u *valkey.UnreachableError) (hint string, ok bool) {
 	if u.Token == "Google IAM" {
+		var file *valkey.CredentialsFileError
 		switch {
+		case u.Step == "IAM token" && errors.As(u.Err, &file):
+			return fmt.Sprintf("The Google credentials file %q, named by gcp_iam.credentials_file (or "+
+				"VALKEY_GCP_IAM_CREDENTIALS_FILE), is missing or unreadable, or is not a credentials file (a service account "+
+				"key, authorized user or external account): check the path as seen from where Terraform runs, or unset it to "+
+				"use Application Default Credentials.", file.File), true
 		case u.Step == "IAM token":
 			return "The provider could not get a Google access token from Application Default Credentials: set " +
 				"GOOGLE_APPLICATION_CREDENTIALS or gcp_iam.credentials_file to a credentials file, run `gcloud auth " +

@@ -3,6 +3,7 @@ package valkey
 import (
 	"context"
 	"os"
+	"strconv"
 	"sync"
 
 	"golang.org/x/oauth2"
@@ -22,6 +23,20 @@ const GCPScope = "https://www.googleapis.com/auth/cloud-platform"
 type GCPIAMOptions struct {
 	CredentialsFile string // "": Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's file, the metadata server)
 }
+
+// CredentialsFileError is a Google credentials file that was named but could not be used: it
+// could not be read, or it holds no credentials the Google library accepts. It is told apart
+// from Application Default Credentials that found nothing, whose remedy differs.
+type CredentialsFileError struct {
+	File string
+	Err  error
+}
+
+func (e *CredentialsFileError) Error() string {
+	return "the Google credentials file " + strconv.Quote(e.File) + " cannot be used: " + e.Err.Error()
+}
+
+func (e *CredentialsFileError) Unwrap() error { return e.Err }
 
 // gcpIAM fetches the tokens of one client. The credentials are found when the first
 // connection opens, so that a plan that dials nothing never probes for a metadata server.
@@ -43,6 +58,9 @@ func (g *gcpIAM) token(_ context.Context) (string, error) {
 			var data []byte
 			if data, g.err = os.ReadFile(g.file); g.err == nil {
 				creds, g.err = google.CredentialsFromJSON(context.Background(), data, GCPScope) //nolint:staticcheck // the file is the user's own choice, as with ADC
+			}
+			if g.err != nil {
+				g.err = &CredentialsFileError{File: g.file, Err: g.err}
 			}
 		}
 		if g.err == nil {
