@@ -532,6 +532,9 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 				addr, chaosUnknownSummary, replies(creates)))
 		case lost:
 			why := lostWhy(creates)
+			if held { // the restart's length decides whether the timeout came first: either why is true
+				why = []string{chaosLostLate, chaosLostClosed}
+			}
 			if !slices.ContainsFunc(said[addr], func(d string) bool {
 				return slices.ContainsFunc(why, func(w string) bool { return strings.Contains(d, w) })
 			}) {
@@ -546,8 +549,9 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 // heldByRestart tells whether the step's event held create at the proxy while the server
 // restarted. Whether the reply then reaches the provider within command_timeout depends on how
 // long the restart takes, which only a clock can tell: the model accepts Outcome Unknown for
-// it as well as the outcome of the reply, so that its verdict is the same on an idle machine
-// and a loaded one. Either way the other invariants hold the provider to what it reported.
+// it as well as the outcome of the reply, and either why for a lost reply (the fault's, or a
+// timeout during the restart), so that its verdict is the same on an idle machine and a loaded
+// one. Either way the other invariants hold the provider to what it reported.
 func (o *chaosObservation) heldByRestart(create faultproxy.Record) bool {
 	return create.Before > 0 && o.event != nil && o.event.kind.restarts()
 }
