@@ -105,7 +105,8 @@ var settings = []setting{
 	{name: "cluster.address_map", env: "VALKEY_CLUSTER_ADDRESS_MAP", field: "AddressMap",
 		to: mapAt(func(o *valkey.Options) *map[string]string { return &o.AddressMap }),
 		doc: "Turns the `host:port` a node announces into the `host:port` dialled, for a runner that reaches the nodes through " +
-			"forwards: `address_map = { \"10.0.1.5:6379\" = \"127.0.0.1:7001\" }`. Seeds are mapped too. TLS still verifies the " +
+			"forwards: `address_map = { \"10.0.1.5:6379\" = \"127.0.0.1:7001\" }`. Seeds are mapped too. With `proxy`, the map is " +
+			"applied first: the proxy is asked to dial the mapped address. TLS still verifies the " +
 			"announced host (or `tls.server_name`), so certificates stay checked through a forward."},
 
 	{name: "sentinel", env: "VALKEY_SENTINEL_MASTER_NAME", field: "Sentinel", to: objectAt(func(o *valkey.Options) { sentinelOf(o) }),

@@ -133,6 +133,48 @@ func TestProxy_CarriesEveryClusterNode(t *testing.T) {
 	}
 }
 
+// TestProxy_AddressMapIsAppliedBeforeTheProxyDial: with both a proxy and an address map, the map
+// turns each announced address into its mapped one first, and the proxy is asked to dial the
+// mapped address, from where the proxy runs. The nodes announce ports nothing listens on; the
+// proxy is never asked for one of them, and every node is reached at its mapped address.
+func TestProxy_AddressMapIsAppliedBeforeTheProxyDial(t *testing.T) {
+	t.Parallel()
+	cluster := valkeytest.StartClusterT(t, 3, 0)
+	addressMap, mapped := map[string]string{}, map[string]bool{}
+	var announced []string
+	for _, node := range cluster.Nodes {
+		fake, err := valkeytest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(fake))
+		addressMap[addr], mapped[node.Addr()] = node.Addr(), true
+		announced = append(announced, addr)
+	}
+	cluster.AnnounceT(t, announced)
+	p := socks5test.StartT(t, "", "")
+	c := newClient(t, valkey.Options{ClusterAddrs: announced[:1], AddressMap: addressMap, Proxy: "socks5://" + p.Addr,
+		MinReplicaAcks: new(0)})
+	ctx := context.Background()
+	for i := range 12 { // twelve hash tags: every master owns some of them
+		if _, _, err := c.EnsureGroup(ctx, valkeytest.Key(t, fmt.Sprintf("test:{%%s-%d}:stream", i)), "g", valkey.StartNew); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := map[string]bool{}
+	for _, conn := range p.Conns() {
+		asked[conn.Target] = true
+		if !mapped[conn.Target] {
+			t.Errorf("the proxy was asked to dial %s, not a mapped address (announced: %v)", conn.Target, announced)
+		}
+	}
+	for addr := range mapped {
+		if !asked[addr] {
+			t.Errorf("the proxy was never asked for the mapped address %s (asked: %v)", addr, asked)
+		}
+	}
+}
+
 // TestProxy_CarriesSentinelsAndThePrimary: the sentinels asked for the primary, and the primary,
 // are dialled through the proxy.
 func TestProxy_CarriesSentinelsAndThePrimary(t *testing.T) {
