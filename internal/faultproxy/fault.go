@@ -29,9 +29,15 @@ const (
 	// afterwards the proxy stops listening, so that every dial meanwhile is refused
 	// (ECONNREFUSED). Command and Key do not apply; Times and After count connections.
 	Refuse
+	// DropFields passes the command on and relays its reply without the fields Fault.Fields
+	// names, taken out of every field list in it (a map, or an array of name and value pairs as
+	// XINFO replies are in RESP2): the reply of a server of an older protocol, such as Redis
+	// 6.2's XINFO GROUPS, which has no entries-read or lag.
+	DropFields
 )
 
-// Actions lists every Action, for tests that choose among them.
+// Actions lists every Action that is a fault, for tests that choose among them. DropFields is
+// not one: it plays an older server, not a failure, and the campaign's seeds draw from this list.
 var Actions = []Action{DropReply, CutReply, DelayReply, Answer, Hang, Refuse}
 
 func (a Action) String() string {
@@ -48,6 +54,8 @@ func (a Action) String() string {
 		return "Hang"
 	case Refuse:
 		return "Refuse"
+	case DropFields:
+		return "DropFields"
 	}
 	return "none"
 }
@@ -66,6 +74,7 @@ type Fault struct {
 	Group  string
 	Action Action
 	Reply  string        // Answer's error reply, without the leading "-"
+	Fields []string      // the fields DropFields takes out
 	Delay  time.Duration // DelayReply's delay; how long Refuse stops listening
 	// After is how many matches the fault lets pass before it acts: After 1 acts on the second
 	// XINFO GROUPS, wherever it travels. Each proxy counts its own matches: in a cluster, a

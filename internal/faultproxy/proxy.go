@@ -278,6 +278,8 @@ func (c *proxyConn) replies() {
 			return
 		case f.Action == DelayReply:
 			time.Sleep(f.Delay)
+		case f.Action == DropFields:
+			reply = withoutFields(reply, f.Fields)
 		}
 		err := c.write(reply)
 		c.proxy.settle(entry.index, ran, reply, err == nil)

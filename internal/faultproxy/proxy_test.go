@@ -331,3 +331,60 @@ func TestProxy_GroupFaultActsOnThatGroupsCreateOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestProxy_DropFieldsTakesFieldsOutOfXINFOReplies: the XINFO GROUPS reply reaches the client
+// without entries-read and lag, in RESP2 (flat name/value arrays) and RESP3 (maps), with every
+// other field and group as the server gave them; other commands' replies are untouched.
+func TestProxy_DropFieldsTakesFieldsOutOfXINFOReplies(t *testing.T) {
+	t.Parallel()
+	srv := valkeytest.StartT(t)
+	p := StartProxyT(t, srv.Addr(), Fault{Command: "XINFO GROUPS", Action: DropFields, Fields: []string{"entries-read", "lag"}})
+	ctx, key := context.Background(), valkeytest.Key(t, "{%s}:s")
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	valkeytest.XAdd(t, admin, key, "1-1", "2-1")
+	for _, group := range []string{"a", "b"} {
+		if err := admin.XGroupCreate(ctx, key, group, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, protocol := range []int{2, 3} {
+		rdb := redis.NewClient(&redis.Options{Addr: p.Addr(), Protocol: protocol, DisableIdentity: true, MaxRetries: -1})
+		t.Cleanup(func() { _ = rdb.Close() })
+		raw, err := rdb.Do(ctx, "XINFO", "GROUPS", key).Result()
+		if err != nil {
+			t.Fatalf("RESP%d: %v", protocol, err)
+		}
+		groups, ok := raw.([]any)
+		if !ok || len(groups) != 2 {
+			t.Fatalf("RESP%d: XINFO GROUPS through the proxy = %#v, want two groups", protocol, raw)
+		}
+		for _, g := range groups {
+			fields := map[string]any{}
+			switch g := g.(type) {
+			case []any:
+				for i := 0; i+1 < len(g); i += 2 {
+					name, _ := g[i].(string)
+					fields[name] = g[i+1]
+				}
+			case map[any]any:
+				for name, v := range g {
+					fields[name.(string)] = v
+				}
+			}
+			for _, dropped := range []string{"entries-read", "lag"} {
+				if _, present := fields[dropped]; present {
+					t.Errorf("RESP%d: %s reached the client: %v", protocol, dropped, fields)
+				}
+			}
+			for _, kept := range []string{"name", "consumers", "pending", "last-delivered-id"} {
+				if _, present := fields[kept]; !present {
+					t.Errorf("RESP%d: %s was lost: %v", protocol, kept, fields)
+				}
+			}
+		}
+		if n, err := rdb.XLen(ctx, key).Result(); err != nil || n != 2 {
+			t.Errorf("RESP%d: XLEN through the proxy = %d, %v; want 2", protocol, n, err)
+		}
+	}
+}

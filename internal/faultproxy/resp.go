@@ -140,3 +140,149 @@ func parseCommand(b []byte) (cmd command, used int) {
 	}
 	return cmd, at
 }
+
+// respValue is one reply read into a tree, so that a rewrite can take part of it out and write
+// the rest back with its counts put right.
+type respValue struct {
+	kind  byte        // the type byte: '+', '$', '*', '%'...
+	head  string      // the first line after the type byte, for every kind but aggregates
+	bulk  []byte      // a bulk string's bytes, for '$', '!' and '='
+	items []respValue // an aggregate's elements; a map's keys and values in turn
+}
+
+// parseReply reads one whole reply, as readReply returned it.
+func parseReply(b []byte) (respValue, error) {
+	return readValue(bufio.NewReader(bytes.NewReader(b)))
+}
+
+func readValue(rd *bufio.Reader) (respValue, error) {
+	line, err := rd.ReadBytes('\n')
+	if err != nil {
+		return respValue{}, err
+	}
+	if len(line) < 3 || !bytes.HasSuffix(line, []byte("\r\n")) {
+		return respValue{}, fmt.Errorf("malformed reply line %q", line)
+	}
+	v := respValue{kind: line[0], head: string(line[1 : len(line)-2])}
+	n, _ := strconv.Atoi(v.head)
+	switch v.kind {
+	case '$', '!', '=':
+		if n >= 0 {
+			v.bulk = make([]byte, n+2)
+			_, err = io.ReadFull(rd, v.bulk)
+			v.bulk = v.bulk[:n]
+		}
+	case '*', '~', '>', '%', '|':
+		if n < 0 {
+			return v, nil // a null array
+		}
+		if v.kind == '%' || v.kind == '|' {
+			n *= 2
+		}
+		if v.kind == '|' {
+			n++
+		}
+		for range n {
+			item, err := readValue(rd)
+			if err != nil {
+				return v, err
+			}
+			v.items = append(v.items, item)
+		}
+		v.head = ""
+	}
+	return v, err
+}
+
+// bytes writes v back as RESP, its aggregates counted anew.
+func (v respValue) bytes() []byte {
+	var out bytes.Buffer
+	v.write(&out)
+	return out.Bytes()
+}
+
+func (v respValue) write(out *bytes.Buffer) {
+	out.WriteByte(v.kind)
+	switch {
+	case v.kind == '*' || v.kind == '~' || v.kind == '>' || v.kind == '%' || v.kind == '|':
+		n := len(v.items)
+		switch {
+		case v.items == nil && v.head != "":
+			out.WriteString(v.head + "\r\n") // a null array
+			return
+		case v.kind == '%':
+			n /= 2
+		case v.kind == '|':
+			n = (n - 1) / 2
+		}
+		out.WriteString(strconv.Itoa(n) + "\r\n")
+		for _, item := range v.items {
+			item.write(out)
+		}
+	default:
+		out.WriteString(v.head + "\r\n")
+		if v.bulk != nil {
+			out.Write(v.bulk)
+			out.WriteString("\r\n")
+		}
+	}
+}
+
+// text is v's string, and whether v is one (simple, bulk or verbatim).
+func (v respValue) text() (string, bool) {
+	switch v.kind {
+	case '+':
+		return v.head, true
+	case '$', '=':
+		return string(v.bulk), v.bulk != nil
+	}
+	return "", false
+}
+
+// dropFields takes the fields named in names out of every field list in v, at any depth: a map,
+// or an array whose elements at even places are all strings (the RESP2 form of XINFO's replies).
+func (v respValue) dropFields(names map[string]bool) respValue {
+	for i := range v.items {
+		v.items[i] = v.items[i].dropFields(names)
+	}
+	if !v.isFieldList() {
+		return v
+	}
+	kept := v.items[:0:0]
+	for i := 0; i+1 < len(v.items); i += 2 {
+		if name, _ := v.items[i].text(); !names[name] {
+			kept = append(kept, v.items[i], v.items[i+1])
+		}
+	}
+	v.items = kept
+	return v
+}
+
+func (v respValue) isFieldList() bool {
+	if v.kind == '%' {
+		return true
+	}
+	if v.kind != '*' || len(v.items) == 0 || len(v.items)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(v.items); i += 2 {
+		if _, ok := v.items[i].text(); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutFields is reply with the fields named taken out of its field lists; a reply that does
+// not parse is relayed as it is.
+func withoutFields(reply []byte, fields []string) []byte {
+	v, err := parseReply(reply)
+	if err != nil {
+		return reply
+	}
+	names := map[string]bool{}
+	for _, f := range fields {
+		names[f] = true
+	}
+	return v.dropFields(names).bytes()
+}

@@ -62,12 +62,14 @@ func (d *streamDataSource) Schema(_ context.Context, _ datasource.SchemaRequest,
 				Computed:            true,
 			},
 			"entries_added": schema.Int64Attribute{
-				MarkdownDescription: "How many entries were ever added to the stream (`entries-added`), deleted ones included.",
-				Computed:            true,
+				MarkdownDescription: "How many entries were ever added to the stream (`entries-added`), deleted ones included; null when the " +
+					"server does not report it (Redis before 7.0, and servers of its protocol such as Upstash).",
+				Computed: true,
 			},
 			"max_deleted_entry_id": schema.StringAttribute{
-				MarkdownDescription: "The highest ID ever deleted from the stream (`max-deleted-entry-id`); `0-0` when none was.",
-				Computed:            true,
+				MarkdownDescription: "The highest ID ever deleted from the stream (`max-deleted-entry-id`); `0-0` when none was; null when " +
+					"the server does not report it (Redis before 7.0, and servers of its protocol such as Upstash).",
+				Computed: true,
 			},
 			"groups": schema.ListAttribute{
 				MarkdownDescription: "Names of the stream's consumer groups, in the order `XINFO GROUPS` lists them.",
@@ -100,8 +102,8 @@ func (d *streamDataSource) Read(ctx context.Context, req datasource.ReadRequest,
 		FirstEntryID:      types.StringPointerValue(stream.FirstEntryID),
 		LastEntryID:       types.StringPointerValue(stream.LastEntryID),
 		LastGeneratedID:   types.StringValue(stream.LastGeneratedID),
-		EntriesAdded:      types.Int64Value(stream.EntriesAdded),
-		MaxDeletedEntryID: types.StringValue(stream.MaxDeletedEntryID),
+		EntriesAdded:      types.Int64PointerValue(stream.EntriesAdded),
+		MaxDeletedEntryID: types.StringPointerValue(stream.MaxDeletedEntryID),
 		Groups:            stream.Groups,
 	})...)
 }

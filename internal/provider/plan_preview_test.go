@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -31,6 +32,24 @@ type planPreview struct {
 func newPlanPreview(t *testing.T, settings map[string]string) *planPreview {
 	t.Helper()
 	ctx := t.Context()
+	configured := configureProvider(t, settings)
+	r := &streamGroupResource{}
+	var resp resource.ConfigureResponse
+	r.Configure(ctx, resource.ConfigureRequest{ProviderData: configured.ResourceData}, &resp)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		t.Fatalf("Configure of the resource: %v", resp.Diagnostics)
+	}
+	t.Cleanup(func() { _ = r.data.client.Close() })
+	var s resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &s)
+	return &planPreview{t: t, r: r, schema: s.Schema}
+}
+
+// configureProvider runs the provider's Configure with the provider block's string settings
+// (url, username, password), as Terraform does before it plans or reads.
+func configureProvider(t *testing.T, settings map[string]string) provider.ConfigureResponse {
+	t.Helper()
+	ctx := t.Context()
 	p := New("test")()
 	var providerSchema provider.SchemaResponse
 	p.Schema(ctx, provider.SchemaRequest{}, &providerSchema)
@@ -45,16 +64,29 @@ func newPlanPreview(t *testing.T, settings map[string]string) *planPreview {
 	if configured.Diagnostics.HasError() {
 		t.Fatalf("Configure: %v", configured.Diagnostics)
 	}
-	r := &streamGroupResource{}
-	var resp resource.ConfigureResponse
-	r.Configure(ctx, resource.ConfigureRequest{ProviderData: configured.ResourceData}, &resp)
-	if resp.Diagnostics.HasError() || r.data == nil {
-		t.Fatalf("Configure of the resource: %v", resp.Diagnostics)
+	return configured
+}
+
+// readDataSource reads a data source configured as the provider's Configure configures it, with
+// the given arguments, as Terraform does when it reads one, and returns the state it sets.
+func readDataSource(t *testing.T, settings map[string]string, d datasource.DataSourceWithConfigure, args map[string]tftypes.Value) tfsdk.State {
+	t.Helper()
+	ctx := t.Context()
+	configured := configureProvider(t, settings)
+	var resp datasource.ConfigureResponse
+	d.Configure(ctx, datasource.ConfigureRequest{ProviderData: configured.DataSourceData}, &resp)
+	if resp.Diagnostics.HasError() {
+		t.Fatalf("Configure of the data source: %v", resp.Diagnostics)
 	}
-	t.Cleanup(func() { _ = r.data.client.Close() })
-	var s resource.SchemaResponse
-	r.Schema(ctx, resource.SchemaRequest{}, &s)
-	return &planPreview{t: t, r: r, schema: s.Schema}
+	var s datasource.SchemaResponse
+	d.Schema(ctx, datasource.SchemaRequest{}, &s)
+	typ := s.Schema.Type().TerraformType(ctx)
+	read := datasource.ReadResponse{State: tfsdk.State{Schema: s.Schema, Raw: tftypes.NewValue(typ, nil)}}
+	d.Read(ctx, datasource.ReadRequest{Config: tfsdk.Config{Schema: s.Schema, Raw: objectValue(t, typ, args)}}, &read)
+	if read.Diagnostics.HasError() {
+		t.Fatalf("Read: %v", read.Diagnostics)
+	}
+	return read.State
 }
 
 // create is what the plan of group "billing" on stream says when it creates the group:

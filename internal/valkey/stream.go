@@ -2,20 +2,23 @@ package valkey
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Stream is a stream as XINFO STREAM reports it, with the names of its groups.
+// Stream is a stream as XINFO STREAM reports it, with the names of its groups. EntriesAdded and
+// MaxDeletedEntryID are nil when the server reports none (Redis before 7.0, and servers that
+// speak its protocol, such as Upstash).
 type Stream struct {
 	Key               string
 	Length            int64
 	FirstEntryID      *string // nil when the stream holds no entries
 	LastEntryID       *string // nil when the stream holds no entries
 	LastGeneratedID   string
-	EntriesAdded      int64
-	MaxDeletedEntryID string
+	EntriesAdded      *int64
+	MaxDeletedEntryID *string
 	Groups            []string
 }
 
@@ -33,21 +36,20 @@ func (c *Client) StreamInfo(ctx context.Context, key string) (Stream, error) {
 	if err := c.routed(ctx, key); err != nil {
 		return Stream{}, c.classify(ctx, "XINFO STREAM", key, err)
 	}
-	var info *redis.XInfoStreamCmd
-	var groups *redis.Cmd
+	var info, groups *redis.Cmd
 	_, _ = c.Universal().Pipelined(ctx, func(p redis.Pipeliner) error {
-		info = p.XInfoStream(ctx, key)
+		info = p.Do(ctx, "XINFO", "STREAM", key)
 		groups = p.Do(ctx, "XINFO", "GROUPS", key)
 		return nil
 	})
 	if err := c.readErr(ctx, "XINFO STREAM", key, "", info.Err()); err != nil {
 		return Stream{}, err
 	}
-	v := info.Val()
-	s := Stream{
-		Key: key, Length: v.Length, LastGeneratedID: v.LastGeneratedID, EntriesAdded: v.EntriesAdded,
-		MaxDeletedEntryID: v.MaxDeletedEntryID, FirstEntryID: entryID(v.FirstEntry), LastEntryID: entryID(v.LastEntry),
+	s, err := parseStream(info.Val())
+	if err != nil {
+		return Stream{}, err
 	}
+	s.Key = key
 	if err := c.readErr(ctx, "XINFO GROUPS", key, "", groups.Err()); err != nil {
 		return Stream{}, err
 	}
@@ -115,9 +117,47 @@ func (c *Client) readErr(ctx context.Context, command, stream, group string, err
 }
 
 // entryID is the ID of an entry XINFO STREAM reported, or nil when there was none.
-func entryID(m redis.XMessage) *string {
-	if m.ID == "" {
+// parseStream reads a RESP2 XINFO STREAM reply: a flat field/value array. It is parsed here, not
+// by go-redis's XInfoStream, because that reads a missing entries-added as 0 and a missing
+// max-deleted-entry-id as "", values a server that reports them could give.
+func parseStream(reply any) (Stream, error) {
+	fields, ok := reply.([]any)
+	if !ok || len(fields)%2 != 0 {
+		return Stream{}, fmt.Errorf("XINFO STREAM: unexpected reply %T", reply)
+	}
+	var s Stream
+	for i := 0; i < len(fields); i += 2 {
+		name, _ := fields[i].(string)
+		switch value := fields[i+1]; name {
+		case "length":
+			s.Length, _ = value.(int64)
+		case "last-generated-id":
+			s.LastGeneratedID, _ = value.(string)
+		case "entries-added":
+			s.EntriesAdded = optionalInt(value)
+		case "max-deleted-entry-id":
+			if id, ok := value.(string); ok {
+				s.MaxDeletedEntryID = &id
+			}
+		case "first-entry":
+			s.FirstEntryID = rawEntryID(value)
+		case "last-entry":
+			s.LastEntryID = rawEntryID(value)
+		}
+	}
+	return s, nil
+}
+
+// rawEntryID is the ID of an entry as XINFO STREAM gives it ([ID, [field, value...]]), or nil
+// for none.
+func rawEntryID(v any) *string {
+	entry, ok := v.([]any)
+	if !ok || len(entry) == 0 {
 		return nil
 	}
-	return &m.ID
+	id, ok := entry[0].(string)
+	if !ok {
+		return nil
+	}
+	return &id
 }

@@ -24,10 +24,11 @@ func TestStreamInfo_MatchesServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Key != stream || got.Length != want.Length || got.LastGeneratedID != want.LastGeneratedID ||
-		got.EntriesAdded != want.EntriesAdded || got.MaxDeletedEntryID != want.MaxDeletedEntryID {
+		got.EntriesAdded == nil || *got.EntriesAdded != want.EntriesAdded || got.MaxDeletedEntryID == nil ||
+		*got.MaxDeletedEntryID != want.MaxDeletedEntryID {
 		t.Errorf("StreamInfo = %+v, server says %+v", got, want)
 	}
-	if got.Length != 3 || got.LastGeneratedID != "5-1" || got.MaxDeletedEntryID != "5-1" || got.EntriesAdded != 5 {
+	if got.Length != 3 || got.LastGeneratedID != "5-1" || *got.MaxDeletedEntryID != "5-1" || *got.EntriesAdded != 5 {
 		t.Errorf("StreamInfo = %+v, want length 3, last generated 5-1, max deleted 5-1, 5 added", got)
 	}
 	if got.FirstEntryID == nil || *got.FirstEntryID != want.FirstEntry.ID || *got.FirstEntryID != "2-1" {
