@@ -19,10 +19,13 @@ func tokenOptions(opts Options, u *redis.UniversalOptions, s *resolved) error {
 		// sentinels the static sentinel password, never a token: refuse rather than half-work.
 		switch {
 		case opts.AWSIAM != nil:
+			// A serverless cache is a cluster that shows its clients one endpoint serving every slot, so
+			// it is reached either way; MemoryDB always runs in cluster mode.
 			return &OptionError{Field: "AWSIAM", Reason: "cannot be used with sentinel: ElastiCache and MemoryDB have no Sentinel " +
-				"(a node-based cache fails over behind its primary endpoint, serverless caches and MemoryDB are reached in " +
-				"cluster mode), and the sentinels would get a static password, never an IAM token. Point url at the primary " +
-				"endpoint (valkeys://...), or set cluster to the configuration endpoint, and remove sentinel"}
+				"(a node-based cache fails over behind its endpoints), and the sentinels would get a static password, never an " +
+				"IAM token. Point url at a node-based cache's primary endpoint or a serverless cache's endpoint (valkeys://...); " +
+				"or set cluster to a node-based cache's configuration endpoint, a serverless cache's endpoint or a MemoryDB " +
+				"cluster's endpoint; and remove sentinel"}
 		case opts.GCPIAM != nil:
 			return &OptionError{Field: "GCPIAM", Reason: "cannot be used with sentinel: Memorystore for Valkey has no Sentinel " +
 				"(an instance is reached at its discovery endpoint, in cluster mode or not), and the sentinels would get a " +

@@ -2,10 +2,12 @@ package valkey_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,3 +168,35 @@ func tokenPartsParams(token string) []string { _, params := tokenParts(token); r
 var staticAWS aws.CredentialsProvider = credentials.NewStaticCredentialsProvider(staticKey, staticSecret, "")
 
 const staticKey, staticSecret = "AKIDTEST", "test-secret"
+
+// TestAWSIAM_WithSentinelSaysHowEachServiceIsReached: ElastiCache and MemoryDB run no Sentinel,
+// so aws_iam with sentinel is refused, and the refusal says what to set instead. A serverless
+// cache is a cluster that shows its clients one endpoint serving every slot (AWS: CLUSTER SLOTS
+// and CLUSTER SHARDS return "the single virtual shard"), so it is reached as a single server
+// (url) or as a cluster seeded with that endpoint (cluster): the message offers both.
+func TestAWSIAM_WithSentinelSaysHowEachServiceIsReached(t *testing.T) {
+	_, err := valkey.NewClient(valkey.Options{Username: "iam-user", TLS: &valkey.TLSOptions{},
+		Sentinel: &valkey.SentinelOptions{MasterName: "primary", Addrs: []string{"127.0.0.1:1"}},
+		AWSIAM:   &valkey.AWSIAMOptions{Service: "elasticache-serverless", CacheName: "my-cache", Region: "eu-west-1"}})
+	var optionErr *valkey.OptionError
+	if !errors.As(err, &optionErr) || optionErr.Field != "AWSIAM" {
+		t.Fatalf("NewClient = %v, want an OptionError on AWSIAM", err)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`no Sentinel`),
+		regexp.MustCompile(`static password, never an IAM token`),
+		regexp.MustCompile(`remove sentinel`),
+		regexp.MustCompile(`url at [^;]*primary endpoint`),
+		regexp.MustCompile(`url at [^;]*serverless cache's endpoint`),
+		regexp.MustCompile(`cluster to [^;]*configuration endpoint`),
+		regexp.MustCompile(`cluster to [^;]*serverless cache's endpoint`),
+		regexp.MustCompile(`cluster to [^;]*MemoryDB cluster's endpoint`),
+	} {
+		if !want.MatchString(optionErr.Reason) {
+			t.Errorf("the refusal does not match %q:\n%s", want, optionErr.Reason)
+		}
+	}
+	if strings.Contains(optionErr.Reason, "serverless caches and MemoryDB are reached in cluster mode") {
+		t.Errorf("the refusal says serverless caches are reached in cluster mode only:\n%s", optionErr.Reason)
+	}
+}
