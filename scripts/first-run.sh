@@ -2,6 +2,8 @@
 # Measures `make demo` as a newcomer meets it on a fresh Debian or Ubuntu machine, without
 # changing this one, and writes the figures, with the date, the commit and this command, to
 # the demo's section of TIMINGS.md (the one file that holds them; other files link to it).
+# What runs is HEAD's tree (git archive) in a scratch folder: the commit named is the code
+# measured, whatever the working tree holds.
 #
 # Usage: scripts/first-run.sh demo              a fresh machine whose apt has Valkey (Debian
 #                                               bookworm: Valkey from bookworm-backports)
@@ -55,7 +57,7 @@ if [ "${1:-}" = --inside ]; then
   for run in cold warm; do
     printf '\n==== make demo, %s ====\n' "$run"
     begun=$SECONDS
-    DEMO_TIMES=$scratch/$run.times make demo
+    DEMO_TIMES=$scratch/$run.times make -C "$scratch/src" demo
     echo "make=$((SECONDS - begun))" >>"$scratch/$run.times"
   done
   exit 0
@@ -66,11 +68,11 @@ variant=${2:-package}
 case "$variant" in package | no-package) ;; *) echo "first-run: the variant is no-package, or none" >&2; exit 2 ;; esac
 [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null \
   || { echo "first-run: needs Linux, root and unshare (a mount namespace of its own)" >&2; exit 2; }
-[ -z "$(git status --porcelain -- scripts/demo.sh scripts/setup.sh scripts/lib.sh examples/demo)" ] \
-  || echo "first-run: note: the demo's scripts differ from HEAD; the figures name the commit all the same" >&2
-
 scratch=$(mktemp -d -t first-run-XXXXXX)
-trap 'rm -rf "$scratch"' EXIT
+# A build killed on the way out may still be writing to its cache for a moment.
+trap 'rm -rf "$scratch" 2>/dev/null || { sleep 3; rm -rf "$scratch"; }' EXIT
+mkdir "$scratch/src"
+git archive HEAD | tar -x -C "$scratch/src"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 unshare -m --propagation private "$0" --inside "$scratch" "$variant"
 load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
