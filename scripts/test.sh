@@ -339,7 +339,7 @@ if wants chaos; then
   # seed 2 in Cluster mode on the third (OpenTofu 1.12.6), and seed 1 in replicated mode (a
   # replica, min_replica_acks = 1) on the second. Then each planted bug must be caught
   # (CHAOS_PLANTED=1), on FAULT_MATRIX_CLI.
-  # CHAOS_CAMPAIGN (make chaos: CAMPAIGN.md) gets the report: one section per lane, then the
+  # CHAOS_CAMPAIGN (make chaos: build/CAMPAIGN.md) gets the report: one section per lane, then the
   # plants. make chaos MODE=replicated with no SEED runs seeds 1-2 in replicated mode alone.
   export CHAOS_STEPS=${CHAOS_STEPS:-60} CHAOS_REPORT=${CHAOS_REPORT:-$PWD/build/chaos-report.jsonl}
   [ "${CHAOS_MODES:-}" = replicated ] && export CHAOS_SEEDS=${CHAOS_SEEDS:-1-2}
