@@ -369,7 +369,9 @@ func TestProxy_DropFieldsTakesFieldsOutOfXINFOReplies(t *testing.T) {
 				}
 			case map[any]any:
 				for name, v := range g {
-					fields[name.(string)] = v
+					if name, ok := name.(string); ok {
+						fields[name] = v
+					}
 				}
 			}
 			for _, dropped := range []string{"entries-read", "lag"} {

@@ -203,8 +203,8 @@ func (v respValue) bytes() []byte {
 
 func (v respValue) write(out *bytes.Buffer) {
 	out.WriteByte(v.kind)
-	switch {
-	case v.kind == '*' || v.kind == '~' || v.kind == '>' || v.kind == '%' || v.kind == '|':
+	switch v.kind {
+	case '*', '~', '>', '%', '|':
 		n := len(v.items)
 		switch {
 		case v.items == nil && v.head != "":

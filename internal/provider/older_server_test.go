@@ -33,7 +33,7 @@ func TestOlderServer_LagReadsAsUnknown(t *testing.T) {
 	expectWarning(t, diags, "^"+regexp.QuoteMeta(`Group "billing" of "`+stream+`" Will Be Adopted, Lag Unknown`)+"$", 1,
 		"at last-delivered-id 3-1 with lag unknown (the server cannot compute it)")
 
-	group := readDataSource(t, settings, NewStreamGroupDataSource().(*streamGroupDataSource), map[string]tftypes.Value{
+	group := readDataSource(t, settings, &streamGroupDataSource{}, map[string]tftypes.Value{
 		"stream": tftypes.NewValue(tftypes.String, stream), "name": tftypes.NewValue(tftypes.String, "billing")})
 	for attribute, want := range map[string]types.Int64{"lag": types.Int64Null(), "entries_read": types.Int64Null(), "pending": types.Int64Value(2)} {
 		var got types.Int64
@@ -42,7 +42,7 @@ func TestOlderServer_LagReadsAsUnknown(t *testing.T) {
 		}
 	}
 
-	s := readDataSource(t, settings, NewStreamDataSource().(*streamDataSource), map[string]tftypes.Value{
+	s := readDataSource(t, settings, &streamDataSource{}, map[string]tftypes.Value{
 		"key": tftypes.NewValue(tftypes.String, stream)})
 	var added, length types.Int64
 	var maxDeleted types.String
