@@ -64,7 +64,7 @@ install_hint() {
 
 # The Valkey server versions the server tier runs on (VALKEY_VERSIONS), one word each:
 #   path  the server the tests find by themselves: $VALKEY_SERVER, else valkey-server on PATH,
-#         at whatever version it reports (7.2, 8.x, 9.x, or a redis-server 7 as VALKEY_SERVER)
+#         at whatever version it reports (8.0 and later are tested; a redis-server 7 as VALKEY_SERVER)
 #   X.Y   that version: the server on PATH (or $VALKEY_SERVER) when its --version says X.Y,
 #         else the build scripts/setup.sh valkey@X.Y makes into $BIN_DIR/valkey-RELEASE/ (8.0,
 #         8.1 and 9.1, from Debian's source packages, or GitHub's with TPV_VALKEY_SOURCE=github)

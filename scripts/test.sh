@@ -66,7 +66,7 @@ cli_steps && server_words+=("$cli_valkey")
 for v in "${server_words[@]}"; do
   valkey_server_path "$v" >/dev/null && continue
   if [ "$v" = path ]; then
-    echo "test.sh: the server tests need a valkey-server (Valkey 7.2, 8.x or 9.x, or a redis-server 7 as VALKEY_SERVER) on PATH or as VALKEY_SERVER. Install it: $(install_hint valkey-server)" >&2
+    echo "test.sh: the server tests need a valkey-server (Valkey 8.0 or later, or a redis-server 7 as VALKEY_SERVER) on PATH or as VALKEY_SERVER. Install it: $(install_hint valkey-server)" >&2
   else
     echo "test.sh: no valkey-server $v on PATH (or as VALKEY_SERVER), and scripts/setup.sh builds only 8.1 and 9.1: install Valkey $v ($(install_hint valkey-server)), or pick another version" >&2
   fi
