@@ -72,7 +72,8 @@ scratch=$(mktemp -d -t first-run-XXXXXX)
 # A build killed on the way out may still be writing to its cache for a moment.
 trap 'rm -rf "$scratch" 2>/dev/null || { sleep 3; rm -rf "$scratch"; }' EXIT
 mkdir "$scratch/src"
-git archive HEAD | tar -x -C "$scratch/src"
+commit=$(git rev-parse --short HEAD)
+git archive "$commit" | tar -x -C "$scratch/src"
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 unshare -m --propagation private "$0" --inside "$scratch" "$variant"
 load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
@@ -84,7 +85,7 @@ case "$variant" in
   package) machine="Debian bookworm: Valkey from bookworm-backports with apt" ;;
   no-package) machine="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
 esac
-row="| $machine | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $(date -u +%Y-%m-%d), $(git rev-parse --short HEAD), $(nproc) cores, load $load |"
+row="| $machine | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load |"
 
 # The row of this variant replaces the one before it, between the section's markers.
 file=TIMINGS.md
