@@ -100,14 +100,14 @@ else
   cli=$(tool_path terraform "$TERRAFORM_VERSION")
   v=$TERRAFORM_VERSION
   if [ "$(cli_version "$cli")" != "$v" ]; then
-    progress "no terraform >= 1.5 or tofu >= 1.6 on PATH: getting Terraform $v into the tool cache as make testacc does (scripts/setup.sh terraform: downloaded where releases.hashicorp.com answers, else built from the Go module proxy, 3-5 minutes on two cores, once)"
+    progress "no terraform >= 1.5 or tofu >= 1.6 on PATH: getting Terraform $v into the tool cache as make testacc does (scripts/setup.sh terraform: downloaded where releases.hashicorp.com answers, else built from the Go module proxy: 4-8 minutes on two cores, once)"
     SETUP_LOG=$root/build/demo-terraform.log scripts/setup.sh terraform >/dev/null 2>>"$root/build/demo-terraform.log" &
     terraform_pid=$!
   fi
 fi
 
 if [ -n "$valkey_install" ]; then
-  how="as make deps does (scripts/setup.sh deps-valkey): from apt where the archive has Valkey (under a minute), else Valkey 9.1 built from source into the tool cache (about 2 minutes on two cores, once)"
+  how="as make deps does (scripts/setup.sh deps-valkey): from apt where the archive has Valkey (under a minute), else Valkey 9.1 built from source into the tool cache (2-4 minutes on two cores, once)"
   [ "$(id -u)" = 0 ] || how+="; sudo may ask for your password"
   progress "no valkey-server and valkey-cli on PATH: installing them $how"
   SETUP_LOG=$root/build/demo-valkey.log scripts/setup.sh deps-valkey >/dev/null \
