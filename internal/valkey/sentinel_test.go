@@ -35,6 +35,18 @@ func TestClient_SentinelFollowsFailover(t *testing.T) {
 		t.Fatalf("primary groups = %+v", groups)
 	}
 
+	// The create asked no replica to acknowledge it: wait until the replica holds it, or a
+	// failover on a loaded machine can promote a replica that never got it.
+	replica := st.Replica.Client()
+	defer replica.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if groups, err := replica.XInfoGroups(ctx, stream).Result(); err == nil && len(groups) == 1 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the replica never got group \"before\": %+v, %v", groups, err)
+		}
+	}
+
 	failoverStart := time.Now()
 	if err := st.Failover(ctx); err != nil {
 		t.Fatal(err)
