@@ -291,10 +291,8 @@ func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 	if mode == chaosCluster { // the slot map, loaded by the first command of every provider process
 		commands = append(commands, "CLUSTER SLOTS", "CLUSTER SLOTS")
 	}
-	f := faultproxy.Fault{
-		Action:  faultproxy.Actions[rng.IntN(len(faultproxy.Actions))],
-		Command: commands[rng.IntN(len(commands))],
-	}
+	action, command := faultproxy.Actions[rng.IntN(len(faultproxy.Actions))], rng.IntN(len(commands))
+	f := faultproxy.Fault{Action: action, Command: commands[command]}
 	switch f.Command {
 	case "XGROUP CREATE":
 		f.Times = 1 // Key and Group: resolveFaults
@@ -311,7 +309,11 @@ func chaosFault(rng *rand.Rand, mode chaosMode) faultproxy.Fault {
 			f.Delay = chaosLateDelay
 		}
 	case faultproxy.Refuse:
-		f.Command, f.Key, f.Times = "", "", 0
+		// Refuse acts on connections, so the command drawn does not apply. Its draw decides how
+		// many connections are refused instead (so that the rest of a seed draws as it did):
+		// every one, which no retry gets past, or only the first one or two, which a provider
+		// with max_retries gets past by connecting again.
+		f.Command, f.Key, f.Times = "", "", command%3
 	}
 	return f
 }

@@ -34,7 +34,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 		total.Steps += s.Steps
 		total.ShrinkSteps += s.ShrinkSteps
 		for _, m := range []struct{ into, from map[string]int }{{total.Kinds, s.Kinds}, {total.Faults, s.Faults}, {total.Acted, s.Acted}, {total.Checks, s.Checks},
-			{total.Slots, s.Slots}, {total.During, s.During}, {total.DuringStruck, s.DuringStruck}} {
+			{total.Slots, s.Slots}, {total.During, s.During}, {total.DuringStruck, s.DuringStruck}, {total.Met, s.Met}} {
 			for k, v := range m.from {
 				m.into[k] += v
 			}
@@ -108,6 +108,10 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 	fmt.Fprintf(&b, "\n| event: command struck | struck |\n|---|---:|\n")
 	for _, k := range slices.Sorted(maps.Keys(total.DuringStruck)) {
 		fmt.Fprintf(&b, "| %s | %d |\n", k, total.DuringStruck[k])
+	}
+	fmt.Fprintf(&b, "\n## What the steps met\n\nThe situations a normal run must meet, each counted in the steps that met it.\n\n| situation | steps |\n|---|---:|\n")
+	for _, k := range slices.Sorted(maps.Keys(total.Met)) {
+		fmt.Fprintf(&b, "| %s | %d |\n", k, total.Met[k])
 	}
 	fmt.Fprintf(&b, "\n## Checks by invariant\n\n| invariant | checks |\n|---|---:|\n")
 	for _, k := range slices.Sorted(maps.Keys(total.Checks)) {

@@ -122,6 +122,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 	run.last = res
 	run.count(s, log, refused)
+	run.met(o, imp, refused)
 	run.countDuring(ev, log)
 	run.t.Logf("%s: %s, exit %v, %d commands, %d faults acted", s, strings.Join(notes, "; "), res.err, len(log), actedIn(log)+refused)
 	describe := func() string {
@@ -337,6 +338,34 @@ func (run *chaosRun) count(s chaosStep, log []faultproxy.Record, refused int) {
 	}
 	if refused > 0 {
 		run.stats.Acted["Refuse"] += refused
+	}
+}
+
+// met counts what the step met of what a normal run must meet: a plan of several declared
+// streams the server did not hold, an import of a group the server held (by the CLI or by a
+// block, its ID holding a "/" or not), and a refused connection the step got past (it exited 0).
+func (run *chaosRun) met(o *chaosObservation, imp *chaosImport, refused int) {
+	absent := map[string]bool{}
+	for _, r := range o.declared {
+		if _, held := o.server.keys[r.Stream]; !held {
+			absent[r.Stream] = true
+		}
+	}
+	if len(absent) >= 2 && o.kind != stepImportCLI && o.kind != stepApplySaved {
+		run.stats.Met["a plan with two or more absent streams"]++
+	}
+	if imp != nil {
+		if k := o.server.keys[imp.To.Stream]; k != nil && k.Groups != nil {
+			if _, held := k.Groups[imp.To.Name]; held {
+				run.stats.Met["an import ("+o.kind.String()+") of a group the server held"]++
+				if strings.Count(chaosImportID(imp.To.Stream, imp.To.Name), "/") > 1 {
+					run.stats.Met["an import of a group the server held, its ID holding more than one \"/\""]++
+				}
+			}
+		}
+	}
+	if refused > 0 && o.res.err == nil {
+		run.stats.Met[fmt.Sprintf("a refused connection, then success (max_retries %d)", o.step.MaxRetries)]++
 	}
 }
 

@@ -326,17 +326,20 @@ type chaosStats struct {
 	// the command the proxies held while each ran.
 	During       map[string]int `json:"during_drawn"`
 	DuringStruck map[string]int `json:"during_struck"`
-	ShrinkSteps  int            `json:"shrink_steps,omitempty"`
-	Seconds      float64        `json:"seconds"`
-	StepSeconds  map[string]float64
-	Failed       string `json:"failed,omitempty"`
-	started      time.Time
-	parent       *chaosStats // a shrinking run counts its steps there
+	// Met counts what a normal run must meet (chaosRun.met): plans with several absent
+	// streams, imports of groups the server holds, IDs holding "/", retries that succeed.
+	Met         map[string]int `json:"met"`
+	ShrinkSteps int            `json:"shrink_steps,omitempty"`
+	Seconds     float64        `json:"seconds"`
+	StepSeconds map[string]float64
+	Failed      string `json:"failed,omitempty"`
+	started     time.Time
+	parent      *chaosStats // a shrinking run counts its steps there
 }
 
 func newChaosStats(mode chaosMode, seed int64) *chaosStats {
 	return &chaosStats{Mode: mode, Seed: seed, Kinds: map[string]int{}, Faults: map[string]int{}, Acted: map[string]int{},
-		Checks: map[string]int{}, Slots: map[string]int{}, During: map[string]int{}, DuringStruck: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
+		Checks: map[string]int{}, Slots: map[string]int{}, During: map[string]int{}, DuringStruck: map[string]int{}, Met: map[string]int{}, StepSeconds: map[string]float64{}, started: time.Now()}
 }
 
 // shrinking is the stats of one shrinking run, which count only as shrink steps of s.
