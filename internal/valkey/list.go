@@ -194,8 +194,9 @@ func withAddr(err error, addr string) error {
 }
 
 // streamSet remembers the streams a listing read, as 64-bit hashes of their keys, not the keys
-// themselves (ARCHITECTURE.md gives what that costs a stream). Two keys of one listing share a hash with a
-// probability near n²/2⁶⁵ (below 10⁻⁷ for a million streams).
+// themselves: 8 bytes a stream and the map's slack, where a key would cost its length and more.
+// Two keys of one listing share a hash with a probability near n²/2⁶⁵ (below 10⁻⁷ for a
+// million streams).
 type streamSet struct {
 	seed   maphash.Seed
 	hashes map[uint64]struct{}
