@@ -18,6 +18,9 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
+// `terraform query` on the real CLI: what it finds, and the configuration it generates. The
+// list resource's protocol tests are in internal/provider.
+
 // queryConfig is a list block named name whose config block holds body.
 func queryConfig(name, body string) string {
 	return fmt.Sprintf("list \"valkey_stream_group\" %q {\n  provider = valkey\n  config {\n    %s\n  }\n}\n", name, body)

@@ -18,6 +18,9 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
+// Import, IDs and identity on the real CLI: validate, state rm and import, import blocks with
+// generated configuration, and state files written by earlier releases.
+
 // testAccTwoGroupsConfig declares the colliding pair: group "team/a" on stream, and group "a" on
 // stream+"/team". Before names were escaped, both had the ID stream+"/team/a".
 func testAccTwoGroupsConfig(stream string) string {

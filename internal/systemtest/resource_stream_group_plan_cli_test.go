@@ -13,6 +13,9 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
+// The plan on the real CLI when the server is down at plan time, and when the key or the group
+// changes between plan and apply. The direct-call tests of the plan are in internal/provider.
+
 func TestCLIStreamGroup_planWithServerDownWarnsOnceAndProceeds(t *testing.T) {
 	t.Parallel()
 	down := valkeytest.StartT(t)

@@ -11,6 +11,9 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
+// group_start's replay and skip warnings on the real CLI, where many groups share one plan.
+// What one group's plan says is checked by calling ModifyPlan directly, in internal/provider.
+
 // TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream: ten groups on one stream
 // each get their own warning (each makes its own decision), and the plan asks the server once
 // for that stream, counted on the wire as the bench does.
