@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -30,7 +31,7 @@ func TestOlderServer_LagReadsAsUnknown(t *testing.T) {
 	settings := map[string]string{"url": p.URL()}
 
 	diags := newPlanPreview(t, settings).create(stream, "new")
-	expectWarning(t, diags, "^"+regexp.QuoteMeta(`Group "billing" of "`+stream+`" Will Be Adopted, Lag Unknown`)+"$", 1,
+	diagtest.ExpectWarning(t, diags, "^"+regexp.QuoteMeta(`Group "billing" of "`+stream+`" Will Be Adopted, Lag Unknown`)+"$", 1,
 		"at last-delivered-id 3-1 with lag unknown (the server cannot compute it)")
 
 	group := readDataSource(t, settings, &streamGroupDataSource{}, map[string]tftypes.Value{

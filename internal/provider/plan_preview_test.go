@@ -12,12 +12,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
 // What one group's plan says (the replay, skip, adopt and stream-created previews) is checked by
 // calling ModifyPlan directly, against a real server: the CLI adds nothing to it. What needs
 // Terraform (a plan of many groups in one provider process, state, saved plans, apply, the
-// terminal) runs on the real CLI (TestCLIStreamGroup_*).
+// terminal) runs on the real CLI (TestCLIStreamGroup_* in internal/systemtest).
 
 // planPreview is valkey_stream_group configured as the provider's Configure configures it, for
 // calling its ModifyPlan as Terraform does when it plans a create.
@@ -92,7 +94,7 @@ func readDataSource(t *testing.T, settings map[string]string, d datasource.DataS
 // create is what the plan of group "billing" on stream says when it creates the group:
 // ModifyPlan with no prior state, and id and adopted unknown. start is a string, or
 // tftypes.UnknownValue for a value known only at apply.
-func (p *planPreview) create(stream string, start any) []cliDiagnostic {
+func (p *planPreview) create(stream string, start any) []diagtest.Diagnostic {
 	p.t.Helper()
 	ctx, typ := p.t.Context(), p.schema.Type().TerraformType(p.t.Context())
 	declared := map[string]tftypes.Value{
@@ -110,15 +112,15 @@ func (p *planPreview) create(stream string, start any) []cliDiagnostic {
 	}
 	resp := resource.ModifyPlanResponse{Plan: req.Plan}
 	p.r.ModifyPlan(ctx, req, &resp)
-	diags := make([]cliDiagnostic, len(resp.Diagnostics))
+	diags := make([]diagtest.Diagnostic, len(resp.Diagnostics))
 	for i, d := range resp.Diagnostics {
-		diags[i] = cliDiagnostic{Diagnostic: tfjson.Diagnostic{Severity: tfjson.DiagnosticSeverityWarning, Summary: d.Summary(), Detail: d.Detail()}}
+		diags[i] = diagtest.Diagnostic{Diagnostic: tfjson.Diagnostic{Severity: tfjson.DiagnosticSeverityWarning, Summary: d.Summary(), Detail: d.Detail()}}
 		if d.Severity() == diag.SeverityError {
 			diags[i].Severity = tfjson.DiagnosticSeverityError
 		}
 		if d, ok := d.(diag.DiagnosticWithPath); ok {
 			attribute := d.Path()
-			diags[i].attribute = &attribute
+			diags[i].Attribute = &attribute
 		}
 	}
 	return diags

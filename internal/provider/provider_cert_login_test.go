@@ -59,7 +59,7 @@ func TestAccProvider_CertificateLoginWithoutPassword(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate)},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(admin, stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
 					checkServer(func() error { return loggedInAs(admin, valkeytest.ClientCertUser) }),
 				},
 			},

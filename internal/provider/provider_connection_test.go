@@ -29,7 +29,7 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "billing") }),
 				},
 			},
 			{Config: config, ResourceName: "valkey_stream_group.test", ImportState: true, ImportStateVerify: true,
@@ -92,7 +92,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
 			{
 				Config: tlsConfig(pki.CACertFile),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, srv), stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, srv), stream, "billing") }),
 				},
 			},
 		},
@@ -156,7 +156,7 @@ func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 				// At apply the url is known: the group is created.
 				Config: testAccLazyConfig(srv.URL(), stream),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(admin, stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
 				},
 			},
 			{

@@ -89,7 +89,7 @@ resource "valkey_stream_group" %[1]q {
 			{
 				Config: config("before"),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, st.Primary), stream, "before") }),
+					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Primary), stream, "before") }),
 				},
 			},
 			{
@@ -105,8 +105,8 @@ resource "valkey_stream_group" %[1]q {
 				Config: config("before", "after"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					// The replica is the primary now: both groups are there, the new one created on it.
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, st.Replica), stream, "after") }),
-					checkServer(func() error { return checkGroupOnServer(testAdmin(t, st.Replica), stream, "before") }),
+					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Replica), stream, "after") }),
+					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Replica), stream, "before") }),
 				},
 			},
 		},

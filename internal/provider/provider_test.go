@@ -6,7 +6,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
@@ -27,7 +26,7 @@ var shared valkeytest.Shared
 // testServer is the shared server. Without valkey-server installed the test skips.
 func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
 
-func TestMain(m *testing.M) { shared.Main(m, cliCleanup) }
+func TestMain(m *testing.M) { shared.Main(m) }
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"valkey": pluginserver.NewProtocol6WithError(New("test")()),
@@ -46,35 +45,6 @@ func testAdmin(t testing.TB, srv *valkeytest.Server) *redis.Client {
 	c := srv.Client()
 	t.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// serverGroup is the group as the server reports it, or ok=false.
-func serverGroup(rdb *redis.Client, stream, name string) (redis.XInfoGroup, bool, error) {
-	groups, err := rdb.XInfoGroups(context.Background(), stream).Result()
-	if err != nil {
-		if strings.Contains(err.Error(), "no such key") {
-			return redis.XInfoGroup{}, false, nil
-		}
-		return redis.XInfoGroup{}, false, err
-	}
-	for _, g := range groups {
-		if g.Name == name {
-			return g, true, nil
-		}
-	}
-	return redis.XInfoGroup{}, false, nil
-}
-
-// checkGroupOnServer fails unless the group exists on the server.
-func checkGroupOnServer(rdb *redis.Client, stream, name string) error {
-	_, ok, err := serverGroup(rdb, stream, name)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("group %q is not on stream %q", name, stream)
-	}
-	return nil
 }
 
 // keyExists reports whether key is on the server; it fails the test when the server cannot say.
@@ -204,7 +174,7 @@ func TestAccProvider_URLFromEnvironment(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: testAccStreamGroupConfig(stream, "from-env", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "from-env") }),
+				checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "from-env") }),
 			},
 		}},
 	})
@@ -220,7 +190,7 @@ func TestAccProvider_AttributeOverridesEnvironment(t *testing.T) {
 			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", testServer(t).URL()) +
 				testAccStreamGroupConfig(stream, "from-attr", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return checkGroupOnServer(testAdmin(t, testServer(t)), stream, "from-attr") }),
+				checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "from-attr") }),
 			},
 		}},
 	})

@@ -37,7 +37,7 @@ resource "valkey_stream_group" %[1]q {
 func testAccCheckGroupsStay(rdb *redis.Client, stream string, names ...string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		for _, name := range names {
-			if err := checkGroupOnServer(rdb, stream, name); err != nil {
+			if err := valkeytest.CheckGroup(rdb, stream, name); err != nil {
 				return fmt.Errorf("destroy must leave the group on the server: %w", err)
 			}
 		}
@@ -65,7 +65,7 @@ func TestAccStreamGroup_create(t *testing.T) {
 					if typ := rdb.Type(context.Background(), stream).Val(); typ != "stream" {
 						return fmt.Errorf("TYPE %s = %q, want stream created by MKSTREAM", stream, typ)
 					}
-					return checkGroupOnServer(rdb, stream, "billing")
+					return valkeytest.CheckGroup(rdb, stream, "billing")
 				}),
 			},
 		}, {
@@ -93,7 +93,7 @@ func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
 				checkServer(func() error {
-					g, _, err := serverGroup(rdb, stream, "billing")
+					g, _, err := valkeytest.Group(rdb, stream, "billing")
 					if err != nil {
 						return err
 					}
@@ -250,7 +250,7 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 			if n := rdb.XLen(ctx, stream).Val(); n != 2 {
 				return fmt.Errorf("XLEN %s = %d after destroy, want the 2 entries still there", stream, n)
 			}
-			if g, _, _ := serverGroup(rdb, stream, "billing"); g.Pending != 1 {
+			if g, _, _ := valkeytest.Group(rdb, stream, "billing"); g.Pending != 1 {
 				return fmt.Errorf("pending = %d after destroy, want the 1 pending entry kept", g.Pending)
 			}
 			return nil
@@ -290,7 +290,7 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
-					checkServer(func() error { return checkGroupOnServer(rdb, stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
 				},
 			},
 			{
@@ -301,7 +301,7 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 					plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return checkGroupOnServer(rdb, stream, "billing") }),
+					checkServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
 				},
 			},
 		},
@@ -412,7 +412,7 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "2"}}).Err(); err != nil {
 					return err
 				}
-				g, _, err := serverGroup(rdb, stream, "billing")
+				g, _, err := valkeytest.Group(rdb, stream, "billing")
 				before = g.LastDeliveredID
 				return err
 			})},
@@ -425,7 +425,7 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("head")),
 				checkServer(func() error {
-					g, ok, err := serverGroup(rdb, stream, "billing")
+					g, ok, err := valkeytest.Group(rdb, stream, "billing")
 					if err != nil || !ok {
 						return fmt.Errorf("group gone after replacement (err %w)", err)
 					}

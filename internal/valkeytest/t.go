@@ -190,3 +190,13 @@ func (sh *Shared) Close() {
 		sh.srv.Close()
 	}
 }
+
+// ClosedAddrT returns a loopback address nothing listens on: a dial there is refused.
+func ClosedAddrT(tb testing.TB) string {
+	tb.Helper()
+	port, err := FreePort()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}

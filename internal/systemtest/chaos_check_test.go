@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
@@ -310,7 +311,7 @@ func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 		problems = append(problems, fmt.Sprintf("terraform %s failed (%v) with no error diagnostic", o.res.command, o.res.err))
 	}
 	for _, e := range errs {
-		detail := unwrap(e.detail)
+		detail := diagtest.Unwrap(e.detail)
 		if !slices.Contains(o.summaries(), e.summary) {
 			problems = append(problems, fmt.Sprintf("unexpected error %q: %s", e.summary, detail))
 			continue
@@ -330,7 +331,7 @@ func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 			continue
 		}
 		skipped++
-		detail := unwrap(d.Detail)
+		detail := diagtest.Unwrap(d.Detail)
 		if !slices.ContainsFunc(o.addrs, func(a string) bool { return strings.Contains(detail, a) }) ||
 			!slices.ContainsFunc(chaosCauses, func(c string) bool { return strings.Contains(detail, c) }) {
 			problems = append(problems, fmt.Sprintf("warning %q does not name the address and the cause: %s", d.Summary, detail))
@@ -504,7 +505,7 @@ func checkUnknownOutcome(o *chaosObservation) ([]string, int) {
 		if e.summary != chaosUnknownSummary {
 			continue
 		}
-		said[e.address] = append(said[e.address], unwrap(e.detail))
+		said[e.address] = append(said[e.address], diagtest.Unwrap(e.detail))
 		if _, ok := o.declared[e.address]; !ok {
 			checked++
 			problems = append(problems, fmt.Sprintf("%s for %q, which the configuration does not declare", chaosUnknownSummary, e.address))
@@ -772,7 +773,7 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 		adopt := o.warningsPrefixed(fmt.Sprintf("Group %q of %q Will Be Adopted, Lag ", r.Name, r.Stream))
 		created := o.warnings(fmt.Sprintf("Stream %q Will Be Created", r.Stream))
 		var backlogSummary string
-		var backlog []cliDiagnostic
+		var backlog []diagtest.Diagnostic
 		if k != nil {
 			backlogSummary = chaosBacklogSummary(r.Stream, r.Name, r.Start, k.Length)
 			backlog = o.warningsWith(backlogSummary)
@@ -788,8 +789,8 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 		case k != nil && !exists && (k.Length > 0) != given(len(backlog)):
 			problems = append(problems, fmt.Sprintf("%s: stream %q holds %d entries, and the plan warned %d times %q", addr, r.Stream, k.Length, len(backlog),
 				backlogSummary))
-		case k != nil && !exists && k.Length > 0 && slices.ContainsFunc(backlog, func(d cliDiagnostic) bool {
-			return !strings.Contains(unwrap(d.Detail), "from "+k.FirstID+" (") || !strings.Contains(unwrap(d.Detail), "to "+k.LastEntry+" (")
+		case k != nil && !exists && k.Length > 0 && slices.ContainsFunc(backlog, func(d diagtest.Diagnostic) bool {
+			return !strings.Contains(diagtest.Unwrap(d.Detail), "from "+k.FirstID+" (") || !strings.Contains(diagtest.Unwrap(d.Detail), "to "+k.LastEntry+" (")
 		}):
 			problems = append(problems, fmt.Sprintf("%s: stream %q holds entries %s to %s; the plan's %q does not quote that range", addr, r.Stream,
 				k.FirstID, k.LastEntry, backlogSummary))
@@ -799,8 +800,8 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 }
 
 // warningsWith is the step's warnings with summary.
-func (o *chaosObservation) warningsWith(summary string) []cliDiagnostic {
-	var found []cliDiagnostic
+func (o *chaosObservation) warningsWith(summary string) []diagtest.Diagnostic {
+	var found []diagtest.Diagnostic
 	for _, d := range o.res.diags {
 		if d.Severity == tfjson.DiagnosticSeverityWarning && d.Summary == summary {
 			found = append(found, d)

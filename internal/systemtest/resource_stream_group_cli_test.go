@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -24,21 +25,21 @@ func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
 
 	diags := r.plan().must(t, true).diags
-	expectWarning(t, diags, willAdoptSummary, 1,
+	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1,
 		fmt.Sprintf("Group %q already exists on stream %q", "billing", stream),
 		`group_start "head" will not move its read position`, "last-delivered-id 42-7 with lag 1")
-	expectWarning(t, diags, streamCreatedSummary, 0)
+	diagtest.ExpectWarning(t, diags, diagtest.StreamCreatedSummary, 0)
 	applied := r.apply().must(t, true).diags
-	expectWarning(t, applied, adoptedSummary, 1,
+	diagtest.ExpectWarning(t, applied, diagtest.AdoptedSummary, 1,
 		fmt.Sprintf("%q already existed on stream %q", "billing", stream), "adopted as it is, at last-delivered-id 42-7 with lag 1",
 		"cannot tell who created it", "an earlier apply whose reply was lost")
 	// Create saw BUSYGROUP and nothing more: it does not claim the start was not applied.
-	for _, d := range findDiagnostic(applied, tfjson.DiagnosticSeverityWarning, adoptedSummary) {
+	for _, d := range diagtest.Find(applied, tfjson.DiagnosticSeverityWarning, diagtest.AdoptedSummary) {
 		if strings.Contains(d.Detail, "was not applied") {
 			t.Errorf("the adoption warning claims what Create cannot know: %s", d.Detail)
 		}
 	}
-	if g, _, _ := serverGroup(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
+	if g, _, _ := valkeytest.Group(rdb, stream, "billing"); g.LastDeliveredID != "42-7" {
 		t.Errorf("planning and adopting moved the group to %s", g.LastDeliveredID)
 	}
 }
@@ -49,11 +50,11 @@ func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
 	r.apply().must(t, true)
 
-	expectWarning(t, r.plan(tfexec.Destroy(true)).must(t, true).diags, willStaySummary, 1,
+	diagtest.ExpectWarning(t, r.plan(tfexec.Destroy(true)).must(t, true).diags, diagtest.WillStaySummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
-	expectWarning(t, r.destroy().must(t, true).diags, leftSummary, 1,
+	diagtest.ExpectWarning(t, r.destroy().must(t, true).diags, diagtest.LeftSummary, 1,
 		`group "billing" of stream`, "sends nothing to the server")
-	if err := checkGroupOnServer(rdb, stream, "billing"); err != nil {
+	if err := valkeytest.CheckGroup(rdb, stream, "billing"); err != nil {
 		t.Errorf("after destroy: %v", err)
 	}
 }
@@ -66,9 +67,9 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
 	diags := r.plan().must(t, true).diags
-	expectWarning(t, diags, startChangeSummary, 1,
+	diagtest.ExpectWarning(t, diags, diagtest.StartChangeSummary, 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
-	expectWarning(t, diags, replacedSummary, 0)
+	diagtest.ExpectWarning(t, diags, diagtest.ReplacedSummary, 0)
 }
 
 // TestCLIStreamGroup_replacementKeepsTheStreamNotesOfOtherGroups: Terraform plans a replacement
@@ -96,13 +97,13 @@ resource "valkey_stream_group" "audit" {
 }
 `, stream))
 	diags := r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
-	expectWarning(t, diags, startChangeSummary, 1, `from "head" to "new"`)
-	expectWarning(t, diags, fmt.Sprintf("Stream %q Will Be Created", stream), 1, `together with group "audit"`)
+	diagtest.ExpectWarning(t, diags, diagtest.StartChangeSummary, 1, `from "head" to "new"`)
+	diagtest.ExpectWarning(t, diags, fmt.Sprintf("Stream %q Will Be Created", stream), 1, `together with group "audit"`)
 
 	srv.Stop()
 	diags = r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
-	expectWarning(t, diags, startChangeSummary, 1)
-	expectWarning(t, diags, checkSkippedSummary, 1, `group "audit" of stream`)
+	diagtest.ExpectWarning(t, diags, diagtest.StartChangeSummary, 1)
+	diagtest.ExpectWarning(t, diags, diagtest.CheckSkippedSummary, 1, `group "audit" of stream`)
 }
 
 func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
@@ -112,10 +113,10 @@ func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	r.apply().must(t, true)
 
 	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "new"))
-	expectWarning(t, r.apply().must(t, true).diags, replacedSummary, 1,
+	diagtest.ExpectWarning(t, r.apply().must(t, true).diags, diagtest.ReplacedSummary, 1,
 		`group "billing" of stream`)
 	for _, g := range []string{"billing", "invoicing"} {
-		if err := checkGroupOnServer(rdb, stream, g); err != nil {
+		if err := valkeytest.CheckGroup(rdb, stream, g); err != nil {
 			t.Errorf("after the rename: %v", err)
 		}
 	}
@@ -135,7 +136,7 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 
 	expectOutcomeUnknownThenAdopted(t, r, stream, "lost", proxy.Addr(), []*redis.Client{rdb},
 		"its reply was lost: the connection closed before the reply came (")
-	if g, _, _ := serverGroup(rdb, stream, "lost"); g.LastDeliveredID != "0-0" {
+	if g, _, _ := valkeytest.Group(rdb, stream, "lost"); g.LastDeliveredID != "0-0" {
 		t.Errorf("the group is at %s; the lost create started it at the head", g.LastDeliveredID)
 	}
 }

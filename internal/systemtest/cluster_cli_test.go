@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -98,8 +99,8 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 5 Entries", "billing", streams[0]), 1)
-	expectWarning(t, plan.diags, streamCreatedSummary, len(streams)-1)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 5 Entries", "billing", streams[0]), 1)
+	diagtest.ExpectWarning(t, plan.diags, diagtest.StreamCreatedSummary, len(streams)-1)
 
 	noCheckSkipped(t, r.apply().must(t, true))
 	for _, stream := range streams {
@@ -176,8 +177,8 @@ func TestCLICluster_databaseRefused(t *testing.T) {
 	said := []string{"SELECT 3 failed", "of cluster " + cluster.Addrs()[0], "ERR ", "no database 3", "`cluster-databases`", "db (or VALKEY_DB) to 0"}
 
 	plan := r.plan().must(t, true)
-	expectWarning(t, plan.diags, checkSkippedSummary, 1, said...)
-	for _, d := range findDiagnostic(plan.diags, tfjson.DiagnosticSeverityWarning, checkSkippedSummary) {
+	diagtest.ExpectWarning(t, plan.diags, diagtest.CheckSkippedSummary, 1, said...)
+	for _, d := range diagtest.Find(plan.diags, tfjson.DiagnosticSeverityWarning, diagtest.CheckSkippedSummary) {
 		t.Logf("the plan says: %s", d.Detail)
 		if !slices.ContainsFunc(cluster.Addrs(), func(a string) bool { return strings.Contains(d.Detail, "node "+a+" of cluster") }) {
 			t.Errorf("the warning names no node of the cluster: %s", d.Detail)
@@ -185,13 +186,13 @@ func TestCLICluster_databaseRefused(t *testing.T) {
 	}
 
 	apply := r.apply().must(t, false)
-	errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
+	errs := diagtest.Find(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
 	if len(errs) == 0 {
 		t.Fatalf("apply failed without a Consumer Group Not Created error:\n%s", apply.output())
 	}
 	for _, d := range errs {
 		for _, f := range said {
-			if !strings.Contains(unwrap(d.Detail), f) {
+			if !strings.Contains(diagtest.Unwrap(d.Detail), f) {
 				t.Errorf("apply's error does not mention %q: %s", f, d.Detail)
 			}
 		}
@@ -255,9 +256,9 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 	replicas[0].Stop()
 	r.write(config + testAccNamedGroupConfig("late", streams[0], "late", "new"))
 	apply := r.apply().must(t, false)
-	errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Confirmed By Replicas")
-	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), "at node "+owner.Addr()+" of cluster") ||
-		!strings.Contains(unwrap(errs[0].Detail), "only 0 of the 1 replicas") {
+	errs := diagtest.Find(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Confirmed By Replicas")
+	if len(errs) != 1 || !strings.Contains(diagtest.Unwrap(errs[0].Detail), "at node "+owner.Addr()+" of cluster") ||
+		!strings.Contains(diagtest.Unwrap(errs[0].Detail), "only 0 of the 1 replicas") {
 		t.Fatalf("apply with the owner's replica down: %+v\n%s", errs, apply.output())
 	}
 	if slices.ContainsFunc(r.stateGroups(), func(g stateGroup) bool { return g.Address == "late" }) {
@@ -287,11 +288,11 @@ func TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer(t *testing.T) {
 	started := time.Now()
 	plan := r.plan().must(t, false)
 	took := time.Since(started)
-	errs := findDiagnostic(plan.diags, tfjson.DiagnosticSeverityError, "Cluster Node Unreachable")
+	errs := diagtest.Find(plan.diags, tfjson.DiagnosticSeverityError, "Cluster Node Unreachable")
 	if len(errs) != 1 {
 		t.Fatalf("plan errors %+v; want one Cluster Node Unreachable\n%s", errs, plan.output())
 	}
-	detail := unwrap(errs[0].Detail)
+	detail := diagtest.Unwrap(errs[0].Detail)
 	if !slices.ContainsFunc(announced, func(a string) bool { return strings.Contains(detail, "node "+a) }) ||
 		!strings.Contains(detail, "cluster.address_map") || !strings.Contains(detail, "proxy") {
 		t.Errorf("the error %q does not name an announced node (%v) and point to cluster.address_map and proxy", detail, announced)

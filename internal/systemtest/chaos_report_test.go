@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"fmt"
@@ -59,7 +59,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 		result = fmt.Sprintf("FAILED: %d of %d seeds broke an invariant (%s)", len(c.failed), len(c.seeds), strings.Join(c.failed, "; "))
 	}
 	fmt.Fprintf(&b, "# Fault campaign report\n\n")
-	fmt.Fprintf(&b, "Written by `make chaos` (`TestChaos`, `internal/provider/chaos_*_test.go`). The same commit, seeds, steps and\n"+
+	fmt.Fprintf(&b, "Written by `make chaos` (`TestChaos`, `internal/systemtest/chaos_*_test.go`). The same commit, seeds, steps and\n"+
 		"modes run the same steps with the same faults: each fault picks its command by what it is (its key, and its group for\n"+
 		"`XGROUP CREATE`), never by the order commands arrive in. Each seed's line is one `CHAOS_REPORT` JSON line.\n\n")
 	fmt.Fprintf(&b, "| | |\n|---|---|\n")

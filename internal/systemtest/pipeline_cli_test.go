@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"cmp"
@@ -13,11 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	tfjson "github.com/hashicorp/terraform-json"
-
 	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -366,11 +366,11 @@ func installedRun(t *testing.T, home, config, versions, main string) installedCL
 // plan warns about the group, the apply creates it on the server, and the next plan is empty.
 func (r installedCLIRun) expectPlanApplyPlan(rdb *redis.Client, stream string) {
 	r.t.Helper()
-	if diags := r.installed(r.plan()).diags; !slices.ContainsFunc(diags, func(d cliDiagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
+	if diags := r.installed(r.plan()).diags; !slices.ContainsFunc(diags, func(d diagtest.Diagnostic) bool { return d.Address == "valkey_stream_group.test" }) {
 		r.t.Errorf("the installed provider said nothing about the group it plans to create on a stream with entries: %+v", diags)
 	}
 	r.installed(r.apply())
-	mustDo(r.t, checkGroupOnServer(rdb, stream, "billing"))
+	mustDo(r.t, valkeytest.CheckGroup(rdb, stream, "billing"))
 	if r.installed(r.plan()).changes {
 		r.t.Error("the plan after the apply has changes")
 	}

@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -74,7 +75,7 @@ func expectOutcomeUnknownThenAdopted(t *testing.T, r *cliRun, stream, name, addr
 	failed := r.apply().must(t, false)
 	sent := fmt.Sprintf("XGROUP CREATE for group %q of stream %q was sent to %s, but its reply was lost", name, stream, addr)
 	expectErrorsOnly(t, failed, sent, "Consumer Group Outcome Unknown")
-	errs := findDiagnostic(failed.diags, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
+	errs := diagtest.Find(failed.diags, tfjson.DiagnosticSeverityError, "Consumer Group Outcome Unknown")
 	if len(errs) != 1 {
 		t.Fatalf("want one Consumer Group Outcome Unknown error; diagnostics: %+v", failed.diags)
 	}
@@ -82,11 +83,11 @@ func expectOutcomeUnknownThenAdopted(t *testing.T, r *cliRun, stream, name, addr
 		"cannot tell whether this apply created the group", "was not sent again",
 		fmt.Sprintf("shows group %q on stream %q, at last-delivered-id 0-0", name, stream), "Nothing was written to state",
 	}, causes...) {
-		if !strings.Contains(unwrap(errs[0].Detail), want) {
+		if !strings.Contains(diagtest.Unwrap(errs[0].Detail), want) {
 			t.Errorf("the error does not say %q: %s", want, errs[0].Detail)
 		}
 	}
-	expectWarning(t, failed.diags, adoptedSummary, 0)
+	diagtest.ExpectWarning(t, failed.diags, diagtest.AdoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 0 {
 		t.Errorf("state after the create whose reply did not come: %+v, want nothing", groups)
 	}
@@ -99,7 +100,7 @@ func expectOutcomeUnknownThenAdopted(t *testing.T, r *cliRun, stream, name, addr
 	}
 
 	adopted := r.apply().must(t, true).diags
-	expectWarning(t, adopted, adoptedSummary, 1, "at last-delivered-id 0-0", "an earlier apply whose reply was lost")
+	diagtest.ExpectWarning(t, adopted, diagtest.AdoptedSummary, 1, "at last-delivered-id 0-0", "an earlier apply whose reply was lost")
 	if g := r.stateGroup("test"); !g.Adopted {
 		t.Errorf("state after the second apply: %+v, want the group adopted", g)
 	}

@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -239,10 +240,10 @@ output "consumers" {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", replay), 1)
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Skip 3 Entries", "audit", replay), 1)
-	expectWarning(t, plan.diags, streamCreatedSummary, 1, fresh)
-	expectWarning(t, plan.diags, willAdoptSummary, 1, adopt)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", replay), 1)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Skip 3 Entries", "audit", replay), 1)
+	diagtest.ExpectWarning(t, plan.diags, diagtest.StreamCreatedSummary, 1, fresh)
+	diagtest.ExpectWarning(t, plan.diags, diagtest.WillAdoptSummary, 1, adopt)
 
 	apply := r.apply().must(t, true)
 	noCheckSkipped(t, apply)
@@ -282,9 +283,9 @@ output "consumers" {
 	// A key of another type: WRONGTYPE, and TYPE names what it holds.
 	r.write(withImport + testAccNamedGroupConfig("wrong", wrong, "billing", "new"))
 	wrongPlan := r.plan().must(t, false)
-	errs := findDiagnostic(wrongPlan.diags, tfjson.DiagnosticSeverityError, "Consumer Group Cannot Be Created")
-	if len(errs) != 1 || !strings.Contains(unwrap(errs[0].Detail), fmt.Sprintf("Key %q", wrong)) ||
-		!strings.Contains(unwrap(errs[0].Detail), "holds a string, not a stream") {
+	errs := diagtest.Find(wrongPlan.diags, tfjson.DiagnosticSeverityError, "Consumer Group Cannot Be Created")
+	if len(errs) != 1 || !strings.Contains(diagtest.Unwrap(errs[0].Detail), fmt.Sprintf("Key %q", wrong)) ||
+		!strings.Contains(diagtest.Unwrap(errs[0].Detail), "holds a string, not a stream") {
 		t.Errorf("want one error naming %s and its type (string, which TYPE said); diagnostics: %+v", wrong, wrongPlan.diags)
 	}
 	r.write(withImport)

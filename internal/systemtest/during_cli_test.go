@@ -1,10 +1,11 @@
-package provider
+package systemtest
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -29,7 +30,7 @@ func TestCLIStreamGroup_groupCreatedRightBeforeTheCreateIsAdopted(t *testing.T) 
 	provider := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  min_replica_acks = 0\n}\n", proxy.URL())
 	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
 	diags := r.apply().must(t, true).diags
-	expectWarning(t, diags, adoptedSummary, 1)
+	diagtest.ExpectWarning(t, diags, diagtest.AdoptedSummary, 1)
 	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
 		t.Errorf("state holds %+v; the group the consumer made right before the create is adopted", groups)
 	}
@@ -61,11 +62,11 @@ func TestCLIStreamGroup_restartRightBeforeTheCreateIsOutcomeUnknown(t *testing.T
 	if groups := r.stateGroups(); len(groups) != 0 {
 		t.Errorf("state holds %+v after an unknown outcome; want nothing", groups)
 	}
-	if err := checkGroupOnServer(admin, stream, "billing"); err == nil {
+	if err := valkeytest.CheckGroup(admin, stream, "billing"); err == nil {
 		t.Error("the group is on the server; the create struck by the restart never reached it")
 	}
 	again := r.apply().must(t, true)
-	expectWarning(t, again.diags, adoptedSummary, 0)
+	diagtest.ExpectWarning(t, again.diags, diagtest.AdoptedSummary, 0)
 	if groups := r.stateGroups(); len(groups) != 1 || groups[0].Adopted {
 		t.Errorf("state holds %+v; the next apply creates the group", groups)
 	}

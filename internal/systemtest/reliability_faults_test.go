@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -65,7 +66,7 @@ func expectErrorsOnly(t *testing.T, res cliResult, fragment string, summaries ..
 			continue
 		}
 		n++
-		if !slices.Contains(summaries, d.Summary) || !strings.Contains(unwrap(d.Detail), fragment) {
+		if !slices.Contains(summaries, d.Summary) || !strings.Contains(diagtest.Unwrap(d.Detail), fragment) {
 			t.Errorf("error %q: %s; want one of %q mentioning %q", d.Summary, d.Detail, summaries, fragment)
 		}
 	}
@@ -102,7 +103,7 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 			t.Errorf("apply %d failed: %v\n%s%s", i, res.err, res.stdout, res.stderr)
 			continue
 		}
-		adoptWarnings += len(findDiagnostic(res.diags, tfjson.DiagnosticSeverityWarning, adoptedSummary))
+		adoptWarnings += len(diagtest.Find(res.diags, tfjson.DiagnosticSeverityWarning, diagtest.AdoptedSummary))
 		groups := dirs[i].stateGroups()
 		if len(groups) != 1 || groups[0].Stream != stream || groups[0].Name != "billing" {
 			t.Errorf("apply %d left state %+v, want the one group", i, groups)
@@ -211,7 +212,7 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 		}
 	}
 	// Groups the server made but whose reply died with it are adopted, and only those.
-	if got, want := len(findDiagnostic(reapply.diags, tfjson.DiagnosticSeverityWarning, adoptedSummary)), total-len(inState); got != want {
+	if got, want := len(diagtest.Find(reapply.diags, tfjson.DiagnosticSeverityWarning, diagtest.AdoptedSummary)), total-len(inState); got != want {
 		t.Errorf("re-apply adopted %d groups; want the %d on the server but not in state", got, want)
 	}
 	_, total, err = serverGroupNames(ctx, rdb, manyStreams(prefix, streams))

@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,8 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
-	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
 // The CLI harness drives the real Terraform CLI (or OpenTofu) against the built provider through
@@ -38,16 +38,6 @@ func cliCleanup() {
 	if cliPluginDir != "" {
 		_ = os.RemoveAll(cliPluginDir)
 	}
-}
-
-// cliDiagnostic is one diagnostic the CLI printed: terraform-json's, with the resource address
-// that the -json stream adds to a resource's diagnostics (terraform-json v0.27 does not read it).
-// A diagnostic of a direct call (planPreview) has the attribute path it carries instead (nil
-// for none) and no address.
-type cliDiagnostic struct {
-	tfjson.Diagnostic
-	Address   string     `json:"address"`
-	attribute *path.Path // of a direct call's diagnostic
 }
 
 // changeSummary is the change_summary message of a -json plan or apply (terraform-json v0.27
@@ -170,76 +160,13 @@ func (r *cliRun) withPassword(password string) *cliRun {
 	return r
 }
 
-// Summaries of the provider's per-group warnings, as patterns: each names its group and stream
-// (so that Terraform's terminal output never folds them), and these match any group.
-const (
-	replaySummary        = `^Group ".*" of ".*" Will Replay [0-9,]+ Entr(y|ies)$`
-	skipSummary          = `^Group ".*" of ".*" Will Skip [0-9,]+ Entr(y|ies)$`
-	replayOrSkipSummary  = `^Group ".*" of ".*" Will Replay Or Skip [0-9,]+ Entr(y|ies)$`
-	willAdoptSummary     = `^Group ".*" of ".*" Will Be Adopted, Lag \S+$`
-	adoptedSummary       = `^Group ".*" of ".*" Adopted, Not Created$`
-	streamCreatedSummary = `^Stream ".*" Will Be Created$`
-	willStaySummary      = `^Group ".*" of ".*" Will Stay On Server$`
-	leftSummary          = `^Group ".*" of ".*" Left On Server$`
-	replacedSummary      = `^Group ".*" of ".*" Will Stay On Server After Its Replacement$`
-	startChangeSummary   = `^Group ".*" of ".*" Will Not Move: Start Change Adopts It$`
-	checkSkippedSummary  = "Plan-Time Group Check Skipped"
-	streamSkippedSummary = `^Plan-Time Group Check Skipped For Stream ".*"$`
-)
-
-// findDiagnostic returns the diagnostics with the given severity and summary; a summary that
-// starts with "^" is a regular expression (the patterns above).
-func findDiagnostic(diags []cliDiagnostic, severity tfjson.DiagnosticSeverity, summary string) []cliDiagnostic {
-	match := func(s string) bool { return s == summary }
-	if strings.HasPrefix(summary, "^") {
-		match = regexp.MustCompile(summary).MatchString
-	}
-	var found []cliDiagnostic
-	for _, d := range diags {
-		if d.Severity == severity && match(d.Summary) {
-			found = append(found, d)
-		}
-	}
-	return found
-}
-
-// expectWarning fails unless exactly want warnings with summary appear, each mentioning every
-// fragment in its detail, and each on its resource with no place in the configuration
-// (warnOnResource): the CLI gives it the resource's address and no range or snippet, and a
-// direct call shows an attribute path of no steps. That keeps Terraform from parsing the
-// configuration again for each warning, and from folding them. A Delete's warning has no
-// address either: Terraform applies a destroy without the resource's configuration.
-func expectWarning(t *testing.T, diags []cliDiagnostic, summary string, want int, fragments ...string) {
-	t.Helper()
-	found := findDiagnostic(diags, tfjson.DiagnosticSeverityWarning, summary)
-	if len(found) != want {
-		t.Fatalf("%d warnings %q, want %d; diagnostics: %+v", len(found), summary, want, diags)
-	}
-	for _, d := range found {
-		switch {
-		case d.attribute != nil && !d.attribute.Equal(path.Empty()):
-			t.Errorf("warning %q is on attribute %s, want the resource (a path of no steps)", d.Summary, d.attribute)
-		case d.attribute == nil && (d.Address == "" && summary != leftSummary || d.Range != nil || d.Snippet != nil):
-			t.Errorf("warning %q has address %q and range %+v, want the resource's address and no range", d.Summary, d.Address, d.Range)
-		}
-		for _, f := range fragments {
-			if !strings.Contains(unwrap(d.Detail), f) {
-				t.Errorf("warning %q detail %q does not mention %q", summary, d.Detail, f)
-			}
-		}
-	}
-}
-
-// unwrap joins the detail's lines, which Terraform may wrap.
-func unwrap(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // cliResult is one command run by a cliRun, which never stops the test itself, so that
 // concurrent runs can report from their own goroutines.
 type cliResult struct {
 	command        string
-	diags          []cliDiagnostic // of a -json run
-	summary        *changeSummary  // of a -json plan or apply
-	changes        bool            // of a plan: it plans changes (-detailed-exitcode)
+	diags          []diagtest.Diagnostic // of a -json run
+	summary        *changeSummary        // of a -json plan or apply
+	changes        bool                  // of a plan: it plans changes (-detailed-exitcode)
 	found          []tfjson.ListResourceFoundData
 	stdout, stderr []byte
 	err            error
@@ -273,7 +200,7 @@ func (res *cliResult) readMessages() {
 	for line := range bytes.Lines(res.stdout) {
 		var msg struct {
 			Type       tfjson.LogMessageType `json:"type"`
-			Diagnostic cliDiagnostic         `json:"diagnostic"`
+			Diagnostic diagtest.Diagnostic   `json:"diagnostic"`
 			Changes    changeSummary         `json:"changes"`
 		}
 		if json.Unmarshal(line, &msg) != nil {
@@ -332,7 +259,7 @@ func (r *cliRun) initialize() cliResult {
 func (r *cliRun) query(opts ...tfexec.QueryOption) cliResult {
 	var (
 		found []tfjson.ListResourceFoundData
-		diags []cliDiagnostic
+		diags []diagtest.Diagnostic
 	)
 	res := r.run("query", func(ctx context.Context, w io.Writer) error {
 		messages, err := r.tf.QueryJSON(ctx, opts...)
@@ -347,7 +274,7 @@ func (r *cliRun) query(opts ...tfexec.QueryOption) cliResult {
 			case tfjson.ListResourceFoundMessage:
 				found = append(found, m.ListResourceFound)
 			case tfjson.DiagnosticLogMessage:
-				diags = append(diags, cliDiagnostic{Diagnostic: m.Diagnostic})
+				diags = append(diags, diagtest.Diagnostic{Diagnostic: m.Diagnostic})
 			}
 			line, err := json.Marshal(next.Msg)
 			if err != nil {
@@ -391,10 +318,10 @@ func read[T any](r *cliRun, command string, f func(ctx context.Context) (T, erro
 
 // asCLIDiagnostics are terraform-json's diagnostics (of `terraform validate`) as the harness
 // reads them.
-func asCLIDiagnostics(diags []tfjson.Diagnostic) []cliDiagnostic {
-	out := make([]cliDiagnostic, len(diags))
+func asCLIDiagnostics(diags []tfjson.Diagnostic) []diagtest.Diagnostic {
+	out := make([]diagtest.Diagnostic, len(diags))
 	for i, d := range diags {
-		out[i] = cliDiagnostic{Diagnostic: d}
+		out[i] = diagtest.Diagnostic{Diagnostic: d}
 	}
 	return out
 }

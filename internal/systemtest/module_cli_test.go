@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // The module tests of examples/modules/stream-groups (tests/*.tftest.hcl), run with
@@ -67,7 +69,7 @@ func (r *cliRun) test() (moduleTestResult, cliResult) {
 			TestRun struct {
 				Run, Status string
 			} `json:"test_run"`
-			Diagnostic  cliDiagnostic `json:"diagnostic"`
+			Diagnostic  diagtest.Diagnostic `json:"diagnostic"`
 			TestSummary struct {
 				Status string
 				Passed int
@@ -137,7 +139,7 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 
 	last := entriesSeed[len(entriesSeed)-1]
 	for name, wantDelivered := range map[string]string{"billing": "0-0", "shipping": last} {
-		g, ok, err := serverGroup(rdb, stream, name)
+		g, ok, err := valkeytest.Group(rdb, stream, name)
 		mustDo(t, err)
 		if !ok {
 			t.Errorf("group %q is not on the server after the test's destroy", name)

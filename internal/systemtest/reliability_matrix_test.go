@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
@@ -120,7 +121,7 @@ func (m *matrixRun) expectFailure(t *testing.T, res cliResult, summary, cause st
 			continue
 		}
 		errs++
-		detail := unwrap(d.Detail)
+		detail := diagtest.Unwrap(d.Detail)
 		if d.Summary != summary || !strings.Contains(detail, m.f.Addr) || !strings.Contains(detail, cause) {
 			t.Errorf("error %q: %s\nwant %q naming %s and %q", d.Summary, detail, summary, m.f.Addr, cause)
 		}
@@ -154,11 +155,11 @@ var matrixCells = []matrixCell{
 		}
 		switch {
 		case m.row.readsWork: // the plan's preview works: it says what head replays
-			expectWarning(t, res.diags, replaySummary, 1, "2 entries")
+			diagtest.ExpectWarning(t, res.diags, diagtest.ReplaySummary, 1, "2 entries")
 		case m.row.refusal:
-			expectWarning(t, res.diags, streamSkippedSummary, 1, m.f.Addr, m.row.cause)
+			diagtest.ExpectWarning(t, res.diags, diagtest.StreamSkippedSummary, 1, m.f.Addr, m.row.cause)
 		default:
-			expectWarning(t, res.diags, checkSkippedSummary, 1, m.f.Addr, m.row.cause)
+			diagtest.ExpectWarning(t, res.diags, diagtest.CheckSkippedSummary, 1, m.f.Addr, m.row.cause)
 		}
 	}},
 	{"apply", "1.5", func(t *testing.T, m *matrixRun) {

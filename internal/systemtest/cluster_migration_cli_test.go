@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -95,9 +96,9 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", moved), 1) // read on B, after ASK
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 4 Entries", "billing", staying), 1)
-	expectWarning(t, plan.diags, fmt.Sprintf("Stream %q Will Be Created", nowhere), 1)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", moved), 1) // read on B, after ASK
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 4 Entries", "billing", staying), 1)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Stream %q Will Be Created", nowhere), 1)
 
 	noCheckSkipped(t, r.apply().must(t, true))
 	// A held staying and runs its XGROUP CREATE; B holds moved and gets the stream that was nowhere (A
@@ -217,22 +218,22 @@ func TestCLICluster_planAndApplyWhileSlotNodesDisagree(t *testing.T) {
 		return []string{fmt.Sprintf("kept redirecting %s on key %q (slot %d)", command, stuck, migration.Slot),
 			"nothing was written", "valkey-cli --cluster check"}
 	}
-	expectWarning(t, plan.diags, fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stuck), 1, redirected("XINFO GROUPS")...)
-	expectWarning(t, plan.diags, checkSkippedSummary, 0)
-	expectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Be Adopted, Lag 2", "billing", steady), 1)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stuck), 1, redirected("XINFO GROUPS")...)
+	diagtest.ExpectWarning(t, plan.diags, diagtest.CheckSkippedSummary, 0)
+	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Be Adopted, Lag 2", "billing", steady), 1)
 	for _, d := range plan.diags {
-		if text := unwrap(d.Detail); strings.Contains(text, "refused") || strings.Contains(text, "configure the provider's cluster attribute") {
+		if text := diagtest.Unwrap(d.Detail); strings.Contains(text, "refused") || strings.Contains(text, "configure the provider's cluster attribute") {
 			t.Errorf("plan diagnostic %q reads a redirection as a refusal: %s", d.Summary, text)
 		}
 	}
 
 	apply := r.apply().must(t, false)
-	errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
+	errs := diagtest.Find(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
 	if len(errs) != 1 || errs[0].Address != "valkey_stream_group.stuck" {
 		t.Fatalf("apply errors %+v; want one Consumer Group Not Created for valkey_stream_group.stuck", errs)
 	}
 	for _, f := range redirected("XGROUP CREATE") {
-		if !strings.Contains(unwrap(errs[0].Detail), f) {
+		if !strings.Contains(diagtest.Unwrap(errs[0].Detail), f) {
 			t.Errorf("apply error %q does not say %q", errs[0].Detail, f)
 		}
 	}

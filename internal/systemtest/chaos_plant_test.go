@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"encoding/json"

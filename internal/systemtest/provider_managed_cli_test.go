@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -130,12 +131,12 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 	for _, wrong := range []struct{ name, serverName string }{{"no server_name", ""}, {"a wrong server_name", "wrong.example"}} {
 		r := newCLIRun(t, provider(wrong.serverName)+groups)
 		apply := r.apply().must(t, false)
-		errs := findDiagnostic(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
+		errs := diagtest.Find(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Created")
 		if len(errs) == 0 {
 			t.Fatalf("with %s, apply failed without a Consumer Group Not Created error:\n%s", wrong.name, apply.output())
 		}
 		for _, d := range errs {
-			if detail := unwrap(d.Detail); !strings.Contains(detail, "TLS verification of the server's certificate failed") ||
+			if detail := diagtest.Unwrap(d.Detail); !strings.Contains(detail, "TLS verification of the server's certificate failed") ||
 				!strings.Contains(detail, "tls.server_name") {
 				t.Errorf("with %s, the error does not say that verification failed and what to set: %s", wrong.name, detail)
 			}
@@ -164,7 +165,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 		// group, the others answer MOVED.
 		held := 0
 		for _, s := range cluster.Nodes {
-			if checkGroupOnServer(testAdmin(t, s), stream, "billing") == nil {
+			if valkeytest.CheckGroup(testAdmin(t, s), stream, "billing") == nil {
 				held++
 			}
 		}

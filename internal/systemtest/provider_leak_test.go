@@ -1,4 +1,4 @@
-package provider
+package systemtest
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	start := time.Now()
 	// 1. The recommended way: the password in VALKEY_PASSWORD. Nothing may carry it.
 	runs := []cliResult{r.withPassword(password).apply().must(t, true)}
-	if err := checkGroupOnServer(testAdmin(t, testServer(t)), stream, "billing"); err != nil {
+	if err := valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "billing"); err != nil {
 		t.Fatalf("apply did not reach the server: %v", err)
 	}
 	// A pending change (the second group's replacement), so that the plan has content.
