@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
-# Measures `make demo` as a newcomer meets it on a fresh Debian or Ubuntu machine, without
-# changing this one, and writes the figures, with the date, the commit and this command, to
-# the demo's section of TIMINGS.md (the one file that holds them; other files link to it).
-# What runs is HEAD's tree (git archive) in a scratch folder: the commit named is the code
-# measured, whatever the working tree holds.
+# Measures the README's two commands as a newcomer meets them on a fresh Debian or Ubuntu
+# machine, without changing this one, and writes the figures, with the date, the commit and
+# the load, to their section of TIMINGS.md (the one file that holds them; others link to it).
+# What runs is a clone of HEAD in a scratch folder.
 #
-# Usage: scripts/first-run.sh demo              a fresh machine whose apt has Valkey (Debian
-#                                               bookworm: Valkey from bookworm-backports)
-#        scripts/first-run.sh demo no-package   one whose apt has none (as Ubuntu 24.04): Valkey
-#                                               9.1 is built from source into the tool cache
+# Usage: scripts/first-run.sh demo              make demo, cold then warm, where apt has Valkey
+#        scripts/first-run.sh demo no-package   the same where apt has none (as Ubuntu 24.04)
+#        scripts/first-run.sh ci                make ci, cold then warm
+#        scripts/first-run.sh ci warm           make ci with this machine's tool and Go caches
 #
-# Linux, as root, with unshare(1). The runs happen in a mount namespace of their own: /usr, /etc
+# Linux, as root, with unshare(1). A cold run happens in a mount namespace of its own: /usr, /etc
 # and /var are overlays whose writes land in a scratch folder that is removed afterwards, so
 # the machine outside is untouched. Inside, Valkey's packages are purged, apt's package lists
-# and the bookworm-backports source are removed, terraform and tofu are hidden, and the tool
-# cache (TPV_BIN_DIR), the Go module cache and the Go build cache are empty folders: what is
-# left is Go and the checkout. `make demo` then runs twice, cold and warm. (no-package also
-# makes /etc/os-release say Ubuntu 24.04, so the apt path finds no Valkey.)
+# and the bookworm-backports source are removed, and the tool cache (TPV_BIN_DIR), the Go module
+# cache and the Go build cache are empty folders; for the demo, terraform and tofu are hidden
+# too (no-package also makes /etc/os-release say Ubuntu 24.04, so apt finds no Valkey). The
+# warm run follows in the same namespace, its caches now full.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+# measure COMMAND RUN: make COMMAND in the scratch checkout, its times in RUN.times (a failed
+# make ci is measured too: the row says it failed).
+measure() {
+  local begun=$SECONDS status=0
+  printf '\n==== make %s, %s ====\n' "$1" "$2"
+  DEMO_TIMES=$scratch/$2.times make -C "$scratch/src" "$1" || status=$?
+  printf 'make=%s\nstatus=%s\n' "$((SECONDS - begun))" "$status" >>"$scratch/$2.times"
+  [ "$1" = ci ] || [ "$status" = 0 ]
+}
+
 if [ "${1:-}" = --inside ]; then
-  scratch=$2 variant=$3
+  scratch=$2 command=$3 variant=$4
   for d in usr etc var; do
     mkdir -p "$scratch/$d/upper" "$scratch/$d/work"
     mount -t overlay overlay -o "lowerdir=/$d,upperdir=$scratch/$d/upper,workdir=$scratch/$d/work" "/$d"
@@ -41,7 +50,9 @@ if [ "${1:-}" = --inside ]; then
     fi
     # Under the overlays a program is removed; elsewhere /dev/null is mounted over it, in this
     # namespace only (not executable, so no longer found on PATH).
-    for tool in terraform tofu valkey-server valkey-cli; do
+    hidden=(valkey-server valkey-cli)
+    [ "$command" = demo ] && hidden+=(terraform tofu)
+    for tool in "${hidden[@]}"; do
       while bin=$(command -v "$tool"); do
         case "$(readlink -f "$bin")" in
           /usr/* | /etc/* | /var/*) rm -f "$bin" ;;
@@ -55,44 +66,60 @@ if [ "${1:-}" = --inside ]; then
   export TPV_BIN_DIR=$scratch/bin GOMODCACHE=$scratch/gomodcache GOCACHE=$scratch/gocache
   unset VALKEY_SERVER TF_CLI_CONFIG_FILE
   for run in cold warm; do
-    printf '\n==== make demo, %s ====\n' "$run"
-    begun=$SECONDS
-    DEMO_TIMES=$scratch/$run.times make -C "$scratch/src" demo
-    echo "make=$((SECONDS - begun))" >>"$scratch/$run.times"
+    measure "$command" "$run"
   done
   exit 0
 fi
 
-[ "${1:-}" = demo ] || { echo "usage: scripts/first-run.sh demo [no-package]" >&2; exit 2; }
-variant=${2:-package}
-case "$variant" in package | no-package) ;; *) echo "first-run: the variant is no-package, or none" >&2; exit 2 ;; esac
+
+command=${1:-} variant=${2:-}
+case "$command $variant" in
+  "demo " | "demo no-package" | "ci " | "ci warm") ;;
+  *) echo "usage: scripts/first-run.sh demo [no-package] | ci [warm]" >&2; exit 2 ;;
+esac
 [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null \
   || { echo "first-run: needs Linux, root and unshare (a mount namespace of its own)" >&2; exit 2; }
 scratch=$(mktemp -d -t first-run-XXXXXX)
 # A build killed on the way out may still be writing to its cache for a moment.
 trap 'rm -rf "$scratch" 2>/dev/null || { sleep 3; rm -rf "$scratch"; }' EXIT
-mkdir "$scratch/src"
+
 commit=$(git rev-parse --short HEAD)
-git archive "$commit" | tar -x -C "$scratch/src"
+git clone -q "$root" "$scratch/src" # a clone: make ci's release check reads its tags
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-unshare -m --propagation private "$0" --inside "$scratch" "$variant"
+if [ "$variant" = warm ]; then
+  measure ci warm
+else
+  unshare -m --propagation private "$0" --inside "$scratch" "$command" "$variant"
+fi
 load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
 
-read_time() { sed -n "s/^$2=//p" "$scratch/$1.times"; }
-# mmss SECONDS: "4 min 12 s".
-mmss() { if [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
-case "$variant" in
-  package) machine="Debian bookworm: Valkey from bookworm-backports with apt" ;;
-  no-package) machine="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
+read_time() { sed -n "s/^$2=//p" "$scratch/$1.times" 2>/dev/null; }
+# mmss SECONDS: "4 min 12 s"; "-" when not measured.
+mmss() { if [ -z "$1" ]; then echo -; elif [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
+# ci_time RUN: the time of that run of make ci, and whether it passed.
+ci_time() {
+  [ -f "$scratch/$1.times" ] || { echo -; return; }
+  echo "$(mmss "$(read_time "$1" make)"), $([ "$(read_time "$1" status)" = 0 ] && echo passed || echo FAILED)"
+}
+measured="$(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load"
+case "$command $variant" in
+  "demo ") key="Debian bookworm: Valkey from bookworm-backports with apt" ;;
+  "demo no-package") key="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
+  "ci ") key="empty tool and Go caches, then full" ;;
+  "ci warm") key="this machine's tool and Go caches" ;;
 esac
-row="| $machine | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load |"
+if [ "$command" = demo ]; then
+  row="| $key | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $measured |"
+else
+  row="| $key | $(ci_time cold) | $(ci_time warm) | $measured |"
+fi
 
-# The row of this variant replaces the one before it, between the section's markers.
+# The row replaces the one with its key, between the section's markers.
 file=TIMINGS.md
-[ -f "$file" ] && grep -q '^<!-- demo rows -->$' "$file" || { echo "first-run: $file has no '<!-- demo rows -->' marker" >&2; exit 1; }
-awk -v row="$row" -v key="| $machine |" '
-  /^<!-- demo rows -->$/ { inside = 1; print; next }
-  /^<!-- \/demo rows -->$/ { if (!done) print row; inside = 0; print; next }
+grep -q "^<!-- $command rows -->\$" "$file" || { echo "first-run: $file has no '<!-- $command rows -->' marker" >&2; exit 1; }
+awk -v row="$row" -v key="| $key |" -v begin="<!-- $command rows -->" -v end="<!-- /$command rows -->" '
+  $0 == begin { inside = 1; print; next }
+  $0 == end { if (!done) print row; inside = 0; print; next }
   inside && index($0, key) == 1 { print row; done = 1; next }
   { print }' "$file" >"$file.new" && mv "$file.new" "$file"
 echo "first-run: $row"

@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
-scripts/setup.sh valkey >/dev/null
+valkey_server path >/dev/null
 terraform=${PERFGATE_TERRAFORM:-}
 if [ -z "$terraform" ]; then
   # The fault matrix's CLI of .github/cli-matrix.json: the one on PATH at that version (a setup

@@ -1,46 +1,22 @@
 #!/usr/bin/env bash
-# Installs what the tests, the gates and the demo need, only when it is missing, and caches it.
-#   deps        the one step that installs system packages (make deps), on Debian and Ubuntu:
-#               what building Valkey takes (build-essential, libssl-dev, pkg-config,
-#               debian-archive-keyring), redis-server (the compatibility check),
-#               python3-botocore (the AWS tokens' check) and unzip (the release check), then
-#               Valkey as deps-valkey installs it. Elsewhere it says what to install.
-#   deps-valkey Valkey alone, as make deps installs it (make demo runs it): valkey-server,
-#               valkey-tools and valkey-sentinel from apt where the archive has them (Debian
-#               bookworm: from bookworm-backports; Debian trixie and later, Ubuntu 25.04 and
-#               later), else Valkey 9.1 built into the tool cache (valkey@9.1, about a minute
-#               on two cores), for the tests to use as VALKEY_SERVER. Elsewhere it says what
-#               to install.
-#   valkey      checks that valkey-server and valkey-cli are there (VALKEY_SERVER or PATH), and
-#               says what to install when they are not: it installs nothing
-#   valkey@X.Y  Valkey 8.0.1 (8.0), 8.1.1 (8.1) or 9.1.2 (9.1) built into $BIN_DIR/valkey-RELEASE/
-#               (valkey-server, valkey-cli, and valkey-sentinel, which is valkey-server under
-#               that name), from Debian's source package of that release (scripts/lib.sh names
-#               the suite; fetched with an apt state of its own, so it needs apt-get), or with
-#               TPV_VALKEY_SOURCE=github from the upstream release's tarball on GitHub (the
-#               workflows: GitHub's runners run Ubuntu). Needs the build tools of make deps.
-#   terraform[@VERSION]  Terraform (default 1.5.7, the last MPL release), built from the Go
-#                        module proxy into $BIN_DIR/terraform-VERSION; releases >= 1.6 with their
-#                        nested modules at the release commit (build_terraform_nested; 1.16.4)
-#   tofu[@VERSION]       OpenTofu (default 1.12.6), built likewise into $BIN_DIR/tofu-VERSION
-#   lint        golangci-lint $GOLANGCI_LINT_VERSION
-#   goreleaser  goreleaser $GORELEASER_VERSION (scripts/lib.sh) into $BIN_DIR/goreleaser-VERSION
-#   actionlint  actionlint $ACTIONLINT_VERSION, the workflows' gate (scripts/check-workflows.sh)
-#   opa         the Open Policy Agent that evaluates examples/policy in the tests
-#   gotestsum   gotestsum $GOTESTSUM_VERSION (scripts/lib.sh), which runs every go test lane
-# The tools are built with -trimpath into the tool cache, beside the Valkey builds. Prints one
-# progress line per install and the cache directory on stdout; the package managers' and the
-# Go toolchain's own output goes to build/setup.log, whose path is printed when an install
-# fails. Instant when everything is there. Only `deps` installs system packages.
-#
+# Installs what the tests, the gates and the demo need, each only when missing, into the tool
+# cache ($BIN_DIR, scripts/lib.sh). Only deps and deps-valkey install system packages.
+#   deps         make deps: on Debian and Ubuntu, what building Valkey takes, redis-server (the
+#                compatibility check), python3-botocore (the AWS tokens' check) and unzip, then
+#                deps-valkey; elsewhere it says what to install
+#   deps-valkey  valkey-server, valkey-tools and valkey-sentinel from apt where the archive has
+#                them (bookworm: from bookworm-backports), else valkey@9.1 (make demo runs it)
+#   valkey@X.Y   Valkey 8.0, 8.1 or 9.1 built into $BIN_DIR/valkey-RELEASE/ from Debian's source
+#                package, or with TPV_VALKEY_SOURCE=github from GitHub's release tarball
+#   terraform[@VERSION] tofu[@VERSION]  from a binary on PATH of that version, else HashiCorp's
+#                releases where reachable (Terraform), else built from the Go module proxy
+#   lint goreleaser actionlint opa gotestsum   Go tools at the versions below, likewise
+# Progress goes to stderr, the package managers' and the Go toolchain's output to build/setup.log.
 # Usage: scripts/setup.sh TARGET...   (no target = terraform tofu)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
 source scripts/lib.sh
-GOLANGCI_LINT_VERSION=2.15.0
-ACTIONLINT_VERSION=1.7.12
-LOG=${SETUP_LOG:-$PWD/build/setup.log} # a background install (scripts/test.sh) writes its own
+LOG=${SETUP_LOG:-$PWD/build/setup.log} # make demo gives each install its own
 mkdir -p build
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -118,9 +94,6 @@ apt_system() {
   [[ "$ids" == *" debian "* || "$ids" == *" ubuntu "* ]] && command -v apt-get >/dev/null
 }
 
-# VALKEY_FALLBACK is the version built into the tool cache where apt has no Valkey.
-VALKEY_FALLBACK=9.1
-
 # install_deps_valkey installs valkey-server, valkey-tools and valkey-sentinel from apt where
 # the archive has them, else builds Valkey $VALKEY_FALLBACK into the tool cache. Elsewhere it
 # says what to install and fails.
@@ -160,14 +133,6 @@ SRC
   apt_install build-essential libssl-dev pkg-config debian-archive-keyring
   install_valkey_built "$VALKEY_FALLBACK" || return
   log "Valkey $release is in $BIN_DIR/valkey-$release: the tests use it with VALKEY_SERVER=$BIN_DIR/valkey-$release/valkey-server (or VALKEY_VERSIONS=$VALKEY_FALLBACK)"
-}
-
-# install_valkey checks for a server and its client; installing them is make deps' (or yours).
-install_valkey() {
-  local server
-  server=$(found_server) && { [ -n "${VALKEY_SERVER:-}" ] || have valkey-cli >/dev/null; } && return 0
-  log "no valkey-server and valkey-cli on PATH (or VALKEY_SERVER): $(install_hint valkey-server)"
-  return 1
 }
 
 # install_valkey_built X.Y builds a Valkey release the machine's Debian has no binary package
@@ -322,66 +287,40 @@ install_tofu() {
   (cd "$dir" && GOFLAGS= quietly go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$bin" ./cmd/tofu)
 }
 
-install_lint() {
-  local out
-  [ -x "$BIN_DIR/golangci-lint" ] && out=$("$BIN_DIR/golangci-lint" version 2>/dev/null) \
-    && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] && return 0
-  local path
-  path=$(command -v golangci-lint) && out=$("$path" version 2>/dev/null) && [[ "$out" == *" $GOLANGCI_LINT_VERSION "* ]] \
-    && ln -sf "$path" "$BIN_DIR/golangci-lint" && return 0
-  log "building golangci-lint $GOLANGCI_LINT_VERSION from the Go module proxy (2-4 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
-}
-
-install_goreleaser() {
-  local bin out gobin
-  bin=$(tool_path goreleaser "$GORELEASER_VERSION")
-  [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) \
-    && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" && return 0
-  local path
-  path=$(command -v goreleaser) && out=$("$path" --version 2>/dev/null) && grep -qE "GitVersion: +v?$GORELEASER_VERSION\$" <<<"$out" \
-    && ln -sf "$path" "$bin" && return 0
-  log "building goreleaser $GORELEASER_VERSION from the Go module proxy (3-6 minutes, cached afterwards)"
+# install_go_tool BIN VERSION PACKAGE [FLAG...]: BIN when it reports VERSION; else the program
+# of BIN's name on PATH (a setup action's, in the workflows) when it does; else built from the
+# Go module proxy (go install PACKAGE@vVERSION FLAG...).
+install_go_tool() {
+  local bin=$1 version=$2 package=$3 name path gobin
+  shift 3
+  name=$(basename "$bin")
+  name=${name%-"$version"}
+  reports "$bin" "$version" && return 0
+  path=$(command -v "$name") && [ ! "$path" -ef "$bin" ] && reports "$path" "$version" && { ln -sf "$path" "$bin"; return 0; }
+  log "building $name $version from the Go module proxy (1-6 minutes, cached afterwards)"
   gobin=$(mktemp -d)
-  GOBIN="$gobin" GOFLAGS= quietly go install -trimpath -ldflags "-X main.version=$GORELEASER_VERSION" \
-    "github.com/goreleaser/goreleaser/v2@v$GORELEASER_VERSION"
-  mv "$gobin/goreleaser" "$bin" && rmdir "$gobin"
+  GOBIN="$gobin" GOFLAGS= quietly go install -trimpath "$@" "$package@v$version"
+  mv "$gobin/$name" "$bin" && rmdir "$gobin"
 }
 
-install_actionlint() {
+# reports BIN VERSION: BIN runs and names VERSION in its --version (or version) output.
+reports() {
   local out
-  [ -x "$BIN_DIR/actionlint" ] && out=$("$BIN_DIR/actionlint" -version 2>/dev/null) \
-    && [[ "${out%%$'\n'*}" == "v$ACTIONLINT_VERSION" ]] && return 0
-  log "building actionlint $ACTIONLINT_VERSION from the Go module proxy (under a minute, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/rhysd/actionlint/cmd/actionlint@v$ACTIONLINT_VERSION"
-}
-
-# install_opa builds the Open Policy Agent that evaluates examples/policy in the tests.
-install_opa() {
-  local version=1.22.4 out
-  [ -x "$BIN_DIR/opa" ] && out=$("$BIN_DIR/opa" version 2>/dev/null) \
-    && grep -qx "Version: $version" <<<"$out" && return 0
-  log "building OPA $version from the Go module proxy (3-5 minutes, cached afterwards)"
-  GOBIN="$BIN_DIR" GOFLAGS= quietly go install -trimpath "github.com/open-policy-agent/opa@v$version"
-}
-
-# install_gotestsum builds gotestsum, which runs the go test lanes of scripts/test.sh.
-install_gotestsum() {
-  local bin out gobin
-  bin=$(tool_path gotestsum "$GOTESTSUM_VERSION")
-  [ -x "$bin" ] && out=$("$bin" --version 2>/dev/null) && [[ "$out" == *" v$GOTESTSUM_VERSION"* ]] && return 0
-  log "building gotestsum $GOTESTSUM_VERSION from the Go module proxy (under a minute, cached afterwards)"
-  gobin=$(mktemp -d)
-  GOBIN="$gobin" GOFLAGS= quietly go install -trimpath "gotest.tools/gotestsum@v$GOTESTSUM_VERSION"
-  mv "$gobin/gotestsum" "$bin" && rmdir "$gobin"
+  [ -x "$1" ] && { out=$("$1" --version 2>&1) || out=$("$1" version 2>&1); } && [[ "$out" == *"$2"* ]]
 }
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(terraform tofu)
 for t in "${targets[@]}"; do
   case "$t" in
-    valkey | deps | terraform | tofu | lint | goreleaser | actionlint | opa | gotestsum) "install_$t" ;;
+    deps | terraform | tofu) "install_$t" ;;
     deps-valkey) install_deps_valkey ;;
+    lint) install_go_tool "$BIN_DIR/golangci-lint" 2.15.0 github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
+    goreleaser) install_go_tool "$(tool_path goreleaser "$GORELEASER_VERSION")" "$GORELEASER_VERSION" \
+      github.com/goreleaser/goreleaser/v2 -ldflags "-X main.version=$GORELEASER_VERSION" ;;
+    actionlint) install_go_tool "$BIN_DIR/actionlint" 1.7.12 github.com/rhysd/actionlint/cmd/actionlint ;;
+    opa) install_go_tool "$BIN_DIR/opa" 1.22.4 github.com/open-policy-agent/opa ;; # evaluates examples/policy in the tests
+    gotestsum) install_go_tool "$(tool_path gotestsum "$GOTESTSUM_VERSION")" "$GOTESTSUM_VERSION" gotest.tools/gotestsum ;;
     terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
     *) log "unknown target $t"; exit 2 ;;

@@ -11,7 +11,7 @@ import (
 )
 
 // ServerEnv names the server binary the tests start, a path or a name looked up on PATH;
-// without it they start valkey-server from PATH. scripts/test.sh sets it to run the server
+// without it they start valkey-server from PATH. `make testservers` sets it to run the server
 // tier once per Valkey version. RedisEnv does the same for the Redis compatibility check.
 const (
 	ServerEnv = "VALKEY_SERVER"
