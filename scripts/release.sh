@@ -1,36 +1,128 @@
 #!/usr/bin/env bash
-# Makes and publishes the release of the v* tag at HEAD, in three phases (none: all three):
-#   prepare  its notes, the version's section of CHANGELOG.md (scripts/release-notes.sh
-#            --release), into build/release/notes.md, and the public key of GPG_FINGERPRINT
-#   build    goreleaser (the version of scripts/lib.sh) builds every platform, signs SHA256SUMS
-#            with the key of GPG_FINGERPRINT, and uploads a draft release (.goreleaser.yml); the
-#            release workflow runs goreleaser-action instead, with the same arguments
-#   publish  scripts/release-verify.sh verifies what goreleaser made with the exported public
-#            key alone; the GitHub CLI then publishes the draft, and the registries pick it up.
-# Needs GPG_FINGERPRINT (the key imported into gpg) and GITHUB_TOKEN.
-#
-# Usage: scripts/release.sh [prepare|build|publish]
+# The release (RELEASING.md). Usage, from anywhere: scripts/release.sh COMMAND
+#   check  make release-check: the v* tag at HEAD (else the next release CHANGELOG.md names) built
+#          for linux/amd64 and darwin/arm64, signed with a throwaway key and verified, into dist/
+#          and, its public key, build/release-check/signing-key.asc
+#   notes [--release] X.Y.Z  its section of CHANGELOG.md, "## vX.Y.Z" ("## Unreleased (vX.Y.Z)" too without --release)
+#   verify DIST KEY  DIST as terraform init checks it, with the public key KEY alone
+#   prepare|build|publish  the v* tag at HEAD (none: all three; needs GPG_FINGERPRINT, GITHUB_TOKEN): notes
+#          and public key into build/release; goreleaser builds, signs, drafts (CI: goreleaser-action); verify; publish
 set -euo pipefail
+caller=$PWD
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-: "${GPG_FINGERPRINT:?set GPG_FINGERPRINT to the fingerprint of the signing key}" "${GITHUB_TOKEN:?set GITHUB_TOKEN}"
-tag=$(git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null) \
-  || { echo "release: HEAD carries no v* tag (RELEASING.md)" >&2; exit 1; }
-out=build/release
-phase=${1:-all}
+command=${1:-all}
+fail() { echo "release $command: $*" >&2; exit 1; }
+goreleaser() { scripts/setup.sh goreleaser >/dev/null && "$(tool_path goreleaser "$GORELEASER_VERSION")" "$@"; }
+tag_at_head() { git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null; }
 
-if [ "$phase" = prepare ] || [ "$phase" = all ]; then
-  mkdir -p "$out"
-  scripts/release-notes.sh --release "${tag#v}" >"$out/notes.md"
-  gpg --batch --armor --export "$GPG_FINGERPRINT" >"$out/signing-key.asc"
-  [ -s "$out/signing-key.asc" ] || { echo "release: gpg has no public key $GPG_FINGERPRINT" >&2; exit 1; }
-fi
-if [ "$phase" = build ] || [ "$phase" = all ]; then
-  scripts/setup.sh goreleaser >/dev/null
-  "$(tool_path goreleaser "$GORELEASER_VERSION")" release --clean --release-notes "$out/notes.md"
-fi
-if [ "$phase" = publish ] || [ "$phase" = all ]; then
-  scripts/release-verify.sh dist "$out/signing-key.asc"
-  GH_TOKEN=$GITHUB_TOKEN gh release edit "$tag" --draft=false
-  echo "release: $tag published"
-fi
+notes() {
+  local release=0 v text
+  if [ "${1:-}" = --release ]; then release=1; shift; fi
+  v=${1:?usage: scripts/release.sh notes [--release] VERSION}
+  v=v${v#v}
+  # A heading naming v as a whole word; the section without its opening and closing blank lines.
+  text=$(awk -v v="$v" -v release="$release" '
+    /^## / { if (found) exit
+      words = " " substr($0, 4) " "; gsub(/[(),]/, " ", words)
+      found = index(words, " " v " ") && ($2 == "Unreleased" ? !release : index($0, "## " v) == 1); next }
+    found && NF { printf "%s%s\n", gap, $0; gap = ""; begun = 1; next }
+    found && begun { gap = gap "\n" }' CHANGELOG.md)
+  [ -z "$text" ] || { echo "$text"; return; }
+  [ "$release" = 0 ] || fail "CHANGELOG.md has no section headed \"## $v\"; before tagging $v, rename its \"## Unreleased\" heading to \"## $v ($(date +%F))\" (RELEASING.md)"
+  fail "CHANGELOG.md has no section for $v: name it on the \"## Unreleased\" heading, as in \"## Unreleased ($v)\", or head a section \"## $v\""
+}
+
+verify() ( # a subshell: it changes into DIST
+  local root=$PWD dist key sums manifest listed want out problems=0 keyring
+  dist=$(cd "$caller" && realpath "${1:?usage: scripts/release.sh verify DIST KEY}")
+  key=$(cd "$caller" && realpath "${2:?usage: scripts/release.sh verify DIST KEY}")
+  cd "$dist"
+  problem() { echo "release $command: $*" >&2; problems=$((problems + 1)); }
+  sums=$(ls -1 -- *_SHA256SUMS 2>/dev/null) || true
+  [ -f "$sums" ] || fail "want one *_SHA256SUMS file in $dist, found: ${sums:-none}"
+  [ -f "$sums.sig" ] || fail "$sums has no detached signature $sums.sig"
+  # Every zip, and the manifest goreleaser uploads from terraform-registry-manifest.json.
+  manifest=${sums%_SHA256SUMS}_manifest.json
+  want=$( (ls -1 -- *.zip; echo "$manifest") | sort)
+  listed=$(awk '{ print $2 }' "$sums" | sort)
+  if grep -q '\.sig$' <<<"$listed"; then
+    problem "$sums lists a signature ($(grep '\.sig$' <<<"$listed" | tr '\n' ' ')): goreleaser added it after signing (goreleaser#6508, #6514), so the signature cannot cover this file; use a goreleaser that excludes signatures from checksums (2.17.0 and later, or 2.14.3)"
+  elif [ "$listed" != "$want" ]; then
+    problem "$sums lists"$'\n'"$listed"$'\n'"want the zips and the manifest:"$'\n'"$want"
+  fi
+  out=$(sed "s|  $manifest\$|  $root/terraform-registry-manifest.json|" "$sums" | sha256sum --quiet --strict -c - 2>&1) \
+    || problem "$dist does not match $sums (the manifest is terraform-registry-manifest.json): $(head -n 3 <<<"$out")"
+  # A keyring of KEY alone, so that no other key of the machine can vouch for the signature.
+  keyring=$(mktemp -d -t release-verify-XXXXXX)
+  trap 'rm -rf "$keyring"' EXIT
+  gpg --homedir "$keyring" --dearmor <"$key" >"$keyring/key.gpg" 2>/dev/null || fail "$key is not an ASCII-armoured public key"
+  out=$(gpgv --keyring "$keyring/key.gpg" "$sums.sig" "$sums" 2>&1) \
+    || problem "the signature $sums.sig does not verify $sums with $key, so terraform init would refuse the release:"$'\n'"$out"
+  [ "$problems" = 0 ] || fail "$problems of the release's checks failed"
+  grep -o 'Good signature from .*' <<<"$out" | sed "s/^/$sums.sig: /"
+  echo "$sums: lists the $(wc -l <"$sums" | tr -d ' ') files of the release (zips and manifest), each matching"
+)
+
+check() {
+  local out=$PWD/build/release-check version tag mode=--release zip listing log config
+  log=$out/goreleaser.log config=$out/goreleaser-ci.yml
+  rm -rf "$out" && mkdir -p "$out"
+  goreleaser check
+  tag=$(tag_at_head) || { tag=v$(changelog_version || true) mode=''; }
+  [ "$tag" != v ] || fail "the first heading of CHANGELOG.md names no next release (vX.Y.Z)"
+  version=${tag#v}
+  notes ${mode:+"$mode"} "$version" >"$out/release-notes.md"
+  echo "release-check: v$version, with $(wc -l <"$out/release-notes.md" | tr -d ' ') lines of release notes from CHANGELOG.md"
+  # Two targets, not thirteen (scripts/crosscheck.sh builds them all), versioned as the release.
+  awk '/^    goos:/ { print "    targets: [linux_amd64_v1, darwin_arm64_v8.0]"; next }
+    /^    ignore:/ { skip = 1; next }
+    /^    goarch:/ || skip && /^      - goos:|^        goarch:/ { next }
+    { skip = 0; print }' .goreleaser.yml >"$config"
+  grep -q 'targets:' "$config" || fail "could not limit the targets of .goreleaser.yml"
+  printf '\nsnapshot:\n  version_template: "%s"\n' "$version" >>"$config"
+  # A throwaway RSA key, as the Terraform Registry requires; GPG's socket path must stay short.
+  export GNUPGHOME GPG_FINGERPRINT
+  GNUPGHOME=$(mktemp -d /tmp/release-check-gpg-XXXXXX)
+  trap 'gpgconf --homedir "$GNUPGHOME" --kill all 2>/dev/null || true; rm -rf "$GNUPGHOME"' EXIT
+  gpg --batch --quiet --pinentry-mode loopback --passphrase '' \
+    --quick-generate-key "terraform-provider-valkey release check <release-check@example.invalid>" rsa3072 sign 1d 2>>"$log"
+  GPG_FINGERPRINT=$(gpg --batch --with-colons --list-secret-keys 2>>"$log" | awk -F: '$1 == "fpr" { print $10; exit }')
+  gpg --batch --armor --export "$GPG_FINGERPRINT" >"$out/signing-key.asc" 2>>"$log"
+  goreleaser release --snapshot --clean --skip=publish,before --config "$config" --release-notes "$out/release-notes.md" >>"$log" 2>&1 \
+    || { tail -n 30 "$log"; fail "goreleaser snapshot release failed; full log: $log"; }
+  local zips=(dist/*.zip)
+  [ "${#zips[@]}" = 2 ] || fail "want 2 zips in dist/, found: ${zips[*]}"
+  for zip in "${zips[@]}"; do
+    listing=$(unzip -Z1 "$zip")
+    grep -qx 'LICENSE' <<<"$listing" || fail "$zip has no LICENSE: $listing"
+    grep -qx "terraform-provider-valkey_v$version" <<<"$listing" || fail "$zip has no provider binary for v$version: $listing"
+    echo "$zip: $(tr '\n' ' ' <<<"$listing")"
+  done
+  verify "$PWD/dist" "$out/signing-key.asc"
+  echo "goreleaser $GORELEASER_VERSION: configuration valid; v$version snapshot for linux/amd64 and darwin/arm64 signed with key $GPG_FINGERPRINT and verified"
+}
+
+release() {
+  : "${GPG_FINGERPRINT:?set GPG_FINGERPRINT to the fingerprint of the signing key}" "${GITHUB_TOKEN:?set GITHUB_TOKEN}"
+  local tag out=build/release
+  tag=$(tag_at_head) || fail "HEAD carries no v* tag (RELEASING.md)"
+  if [[ $1 == prepare || $1 == all ]]; then
+    mkdir -p "$out" && notes --release "${tag#v}" >"$out/notes.md"
+    gpg --batch --armor --export "$GPG_FINGERPRINT" >"$out/signing-key.asc"
+    [ -s "$out/signing-key.asc" ] || fail "gpg has no public key $GPG_FINGERPRINT"
+  fi
+  if [[ $1 == build || $1 == all ]]; then goreleaser release --clean --release-notes "$out/notes.md"; fi
+  if [[ $1 == publish || $1 == all ]]; then
+    verify "$PWD/dist" "$PWD/$out/signing-key.asc"
+    GH_TOKEN=$GITHUB_TOKEN gh release edit "$tag" --draft=false
+    echo "release: $tag published"
+  fi
+}
+
+case "$command" in
+  check) check ;;
+  notes | verify) shift && "$command" "$@" ;;
+  prepare | build | publish | all) release "$command" ;;
+  *) fail "usage: scripts/release.sh check | notes [--release] VERSION | verify DIST KEY | [prepare|build|publish]" ;;
+esac
