@@ -6,7 +6,7 @@
 #
 # Usage: scripts/first-run.sh demo              make demo, cold then warm, where apt has Valkey
 #        scripts/first-run.sh demo no-package   the same where apt has none (as Ubuntu 24.04)
-#        scripts/first-run.sh ci                make ci, cold then warm
+#        scripts/first-run.sh ci                make ci, cold: every tool compiled first
 #        scripts/first-run.sh ci warm           make ci with this machine's tool and Go caches
 #
 # Linux, as root, with unshare(1). A cold run happens in a mount namespace of its own: /usr, /etc
@@ -15,7 +15,7 @@
 # and the bookworm-backports source are removed, and the tool cache (TPV_BIN_DIR), the Go module
 # cache and the Go build cache are empty folders; for the demo, terraform and tofu are hidden
 # too (no-package also makes /etc/os-release say Ubuntu 24.04, so apt finds no Valkey). The
-# warm run follows in the same namespace, its caches now full.
+# demo's warm run follows in the same namespace, its caches now full.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -65,9 +65,8 @@ if [ "${1:-}" = --inside ]; then
   mkdir -p "$scratch/bin" "$scratch/gomodcache" "$scratch/gocache"
   export TPV_BIN_DIR=$scratch/bin GOMODCACHE=$scratch/gomodcache GOCACHE=$scratch/gocache
   unset VALKEY_SERVER TF_CLI_CONFIG_FILE
-  for run in cold warm; do
-    measure "$command" "$run"
-  done
+  measure "$command" cold
+  [ "$command" = ci ] || measure "$command" warm
   exit 0
 fi
 
@@ -96,22 +95,17 @@ load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
 read_time() { sed -n "s/^$2=//p" "$scratch/$1.times" 2>/dev/null; }
 # mmss SECONDS: "4 min 12 s"; "-" when not measured.
 mmss() { if [ -z "$1" ]; then echo -; elif [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
-# ci_time RUN: the time of that run of make ci, and whether it passed.
-ci_time() {
-  [ -f "$scratch/$1.times" ] || { echo -; return; }
-  echo "$(mmss "$(read_time "$1" make)"), $([ "$(read_time "$1" status)" = 0 ] && echo passed || echo FAILED)"
-}
 measured="$(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load"
 case "$command $variant" in
   "demo ") key="Debian bookworm: Valkey from bookworm-backports with apt" ;;
   "demo no-package") key="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
-  "ci ") key="empty tool and Go caches, then full" ;;
-  "ci warm") key="this machine's tool and Go caches" ;;
+  "ci ") key="cold: empty tool and Go caches" run=cold ;;
+  "ci warm") key="warm: this machine's tool and Go caches" run=warm ;;
 esac
 if [ "$command" = demo ]; then
   row="| $key | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $measured |"
 else
-  row="| $key | $(ci_time cold) | $(ci_time warm) | $measured |"
+  row="| $key | $(mmss "$(read_time $run make)") | $([ "$(read_time $run status)" = 0 ] && echo passed || echo FAILED) | $measured |"
 fi
 
 # The row replaces the one with its key, between the section's markers.
