@@ -21,12 +21,13 @@ cd "$(dirname "$0")/.."
 root=$PWD
 
 # measure COMMAND RUN: make COMMAND in the scratch checkout, its times in RUN.times (a failed
-# make ci is measured too: the row says it failed).
+# make ci is measured too: the row says it failed; its logs are kept in build/first-run-RUN).
 measure() {
   local begun=$SECONDS status=0
   printf '\n==== make %s, %s ====\n' "$1" "$2"
   DEMO_TIMES=$scratch/$2.times make -C "$scratch/src" "$1" || status=$?
   printf 'make=%s\nstatus=%s\n' "$((SECONDS - begun))" "$status" >>"$scratch/$2.times"
+  [ "$1" = demo ] || { rm -rf "$root/build/first-run-$2" && mkdir -p "$root/build" && cp -r "$scratch/src/build" "$root/build/first-run-$2"; }
   [ "$1" = ci ] || [ "$status" = 0 ]
 }
 
