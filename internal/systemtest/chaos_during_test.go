@@ -143,9 +143,11 @@ func (run *chaosRun) resolveDuring(ctx context.Context, s chaosStep, state map[s
 			// A SET replaces the whole key: a create of another group on it would meet a
 			// string or lose its group by whether Terraform ran it before or after the struck
 			// one, an order Terraform does not fix even at -parallelism=1. Only a group alone on
-			// its stream is struck, so that a replay meets what the first run met.
+			// its stream among all the declared ones is struck, so that a replay meets what the
+			// first run met: a group state holds may be created too (its group_start changed,
+			// or the refresh found it gone).
 			pool = slices.DeleteFunc(slices.Clone(pool), func(r chaosResource) bool {
-				return slices.ContainsFunc(pool, func(o chaosResource) bool { return o.Stream == r.Stream && o.Name != r.Name })
+				return slices.ContainsFunc(run.declared, func(o chaosResource) bool { return o.Stream == r.Stream && o.Name != r.Name })
 			})
 		}
 		r := chaosResource{Stream: chaosStreams[rng.IntN(len(chaosStreams))], Name: chaosNames[rng.IntN(len(chaosNames))]}
