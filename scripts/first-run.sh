@@ -106,7 +106,9 @@ esac
 if [ "$command" = demo ]; then
   row="| $key | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $measured |"
 else
-  row="| $key | $(mmss "$(read_time $run make)") | $([ "$(read_time $run status)" = 0 ] && echo passed || echo FAILED) | $measured |"
+  result=passed
+  [ "$(read_time $run status)" = 0 ] || result="FAILED: $(grep -a ': FAILED' "$root/build/first-run-$run/summary.txt" | cut -d: -f1 | paste -sd';' -)"
+  row="| $key | $(mmss "$(read_time $run make)") | $result | $measured |"
 fi
 
 # The row replaces the one with its key, between the section's markers.
