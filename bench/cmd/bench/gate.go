@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -29,6 +32,10 @@ import (
 // work, wall time measures the scheduler (gateVerdict).
 //
 // Exit status: 0 within, 3 over (gateOver), 1 when the harness could not measure.
+//
+// -gate-plant PATCH checks the gate itself: ours is built from a copy of the provider with PATCH
+// applied (the working tree stays as it is), in one cell (250 groups in blocks, one run, no
+// warm-up), and the exit status is 0 only when the gate fails it.
 
 var (
 	gateMode    bool
@@ -40,6 +47,7 @@ var (
 		"above this 1-minute load average a wall ratio over -gate-max fails only with the CPU ratio (default: twice the cores)")
 	gateWarmUp = flag.Bool("gate-warm-up", true, "an untimed cycle of each subject before the timed ones")
 	gateOut    = flag.String("gate-out", "../build", "where the perf gate writes perfgate.md and perfgate.json")
+	gatePlant  = flag.String("gate-plant", "", "a patch that must fail the gate (make perfgate/planted): writes perfgate-planted.md and .json")
 )
 
 // gateOver is the exit status of a gate that measured a command over -gate-max.
@@ -56,6 +64,16 @@ func runGate(b *bench) int {
 	}
 	if !isFlagSet("out") {
 		b.out = "out/perfgate" // apart from make bench's binaries and state
+	}
+	name := "perfgate"
+	if *gatePlant != "" {
+		dir, err := plantedCopy(*gatePlant)
+		if err != nil {
+			fatalf("gate: %v", err)
+		}
+		defer os.RemoveAll(dir)
+		providerRoot, b.out, b.reps, name = dir, filepath.Join(dir, "bench-out"), 1, "perfgate-planted"
+		*gateSizes, *gateShapes, *gateConfirm, *gateWarmUp = "250", "blocks", 0, false
 	}
 	if b.reps < 1 || *gateConfirm < 0 {
 		fatalf("-reps must be 1 or more, -gate-confirm 0 or more")
@@ -96,9 +114,17 @@ func runGate(b *bench) int {
 	text := sectionHead("Perf gate: ours with a warning per group against the plugin floor", began, load,
 		res.clis[0], fmt.Sprintf("%d paired repetitions, %d more for a cell over %.2fx; `terraform -parallelism=%d`; built from %s",
 			b.reps, *gateConfirm, *gateMax, b.parallelism, providerRoot)) + table
-	if err := res.writeGate(*gateOut, text); err != nil {
+	if err := res.writeGate(*gateOut, name, text); err != nil {
 		logf("gate: %v", err)
 		return 1
+	}
+	if *gatePlant != "" {
+		if over == 0 {
+			logf("gate: FAILED: ours with %s applied passed the gate, which must fail it", *gatePlant)
+			return 1
+		}
+		logf("gate: ours with %s applied fails the gate, as it must (%s)", *gatePlant, filepath.Join(*gateOut, name+".md"))
+		return 0
 	}
 	if over > 0 {
 		logf("gate: FAILED: %d commands over %.2fx the plugin floor (%s)", over, *gateMax, filepath.Join(*gateOut, "perfgate.md"))
@@ -165,7 +191,7 @@ func (r *groupResults) gateTable(confirmed map[groupCell]int) (string, int) {
 }
 
 // writeGate writes perfgate.md (text) and perfgate.json (every timed run) into dir.
-func (r *groupResults) writeGate(dir, text string) error {
+func (r *groupResults) writeGate(dir, name, text string) error {
 	type run struct {
 		Wall, CPU float64 // seconds
 	}
@@ -198,8 +224,48 @@ func (r *groupResults) writeGate(dir, text string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "perfgate.json"), append(js, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "perfgate.md"), []byte(text), 0o644)
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(text), 0o644)
+}
+
+// plantedCopy copies the provider's files (tracked, and untracked but not ignored, as they are
+// in the working tree) into a new temporary folder and applies patch there.
+func plantedCopy(patch string) (string, error) {
+	patch, err := filepath.Abs(patch)
+	if err != nil {
+		return "", err
+	}
+	list, err := exec.Command("git", "-C", providerRoot, "ls-files", "-z", "-co", "--exclude-standard").Output()
+	if err != nil {
+		return "", fmt.Errorf("listing the provider's files: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "valkey-perfgate-planted-")
+	if err != nil {
+		return "", err
+	}
+	for _, f := range strings.Split(strings.TrimSuffix(string(list), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(providerRoot, f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, f), data, 0o644)
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	apply := exec.Command("git", "apply", patch)
+	apply.Dir = dir
+	if out, err := apply.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("git apply %s: %v: %s", patch, err, out)
+	}
+	return dir, nil
 }
