@@ -265,7 +265,7 @@ func plantedCopy(patch string) (string, error) {
 	apply.Dir = dir
 	if out, err := apply.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", fmt.Errorf("git apply %s: %v: %s", patch, err, out)
+		return "", fmt.Errorf("git apply %s: %w: %s", patch, err, out)
 	}
 	return dir, nil
 }
