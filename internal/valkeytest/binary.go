@@ -46,8 +46,8 @@ func lookServer(env, program string) (string, error) {
 }
 
 // InstallHint says how to install program (valkey-server and its companions, or
-// redis-server) on this system. scripts/lib.sh (install_hint) says the same to `make test`
-// and `make deps`.
+// redis-server) on this system; scripts/lib.sh (install_hint) says it shorter to `make deps`
+// and `make demo`.
 func InstallHint(program string) string {
 	pkg := "valkey"
 	if strings.HasPrefix(program, "redis") {
