@@ -19,8 +19,7 @@ tag_at_head() { git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/
 notes() {
   local release=0 v text
   if [ "${1:-}" = --release ]; then release=1; shift; fi
-  v=${1:?usage: scripts/release.sh notes [--release] VERSION}
-  v=v${v#v}
+  v=${1:?usage: scripts/release.sh notes [--release] VERSION} && v=v${v#v}
   # A heading naming v as a whole word; the section without its opening and closing blank lines.
   text=$(awk -v v="$v" -v release="$release" '
     /^## / { if (found) exit
@@ -40,14 +39,12 @@ verify() ( # a subshell: it changes into DIST
   cd "$dist"
   problem() { echo "release $command: $*" >&2; problems=$((problems + 1)); }
   sums=$(ls -1 -- *_SHA256SUMS 2>/dev/null) || true
-  [ -f "$sums" ] || fail "want one *_SHA256SUMS file in $dist, found: ${sums:-none}"
-  [ -f "$sums.sig" ] || fail "$sums has no detached signature $sums.sig"
+  [ -f "$sums" ] && [ -f "$sums.sig" ] || fail "want one *_SHA256SUMS file in $dist and its detached signature, found: ${sums:-none}"
   # Every zip, and the manifest goreleaser uploads from terraform-registry-manifest.json.
   manifest=${sums%_SHA256SUMS}_manifest.json
-  want=$( (ls -1 -- *.zip; echo "$manifest") | sort)
-  listed=$(awk '{ print $2 }' "$sums" | sort)
+  want=$( (ls -1 -- *.zip; echo "$manifest") | sort) listed=$(awk '{ print $2 }' "$sums" | sort)
   if grep -q '\.sig$' <<<"$listed"; then
-    problem "$sums lists a signature ($(grep '\.sig$' <<<"$listed" | tr '\n' ' ')): goreleaser added it after signing (goreleaser#6508, #6514), so the signature cannot cover this file; use a goreleaser that excludes signatures from checksums (2.17.0 and later, or 2.14.3)"
+    problem "$sums lists a signature: goreleaser added it after signing (goreleaser#6508, #6514), so the signature cannot cover it; use goreleaser 2.17.0 or later, or 2.14.3"
   elif [ "$listed" != "$want" ]; then
     problem "$sums lists"$'\n'"$listed"$'\n'"want the zips and the manifest:"$'\n'"$want"
   fi
@@ -65,8 +62,8 @@ verify() ( # a subshell: it changes into DIST
 )
 
 check() {
-  local out=$PWD/build/release-check version tag mode=--release zip listing log config
-  log=$out/goreleaser.log config=$out/goreleaser-ci.yml
+  local out=$PWD/build/release-check version tag mode=--release zip listing
+  local log=$out/goreleaser.log config=$out/goreleaser-ci.yml
   rm -rf "$out" && mkdir -p "$out"
   goreleaser check
   tag=$(tag_at_head) || { tag=v$(changelog_version || true) mode=''; }
@@ -74,7 +71,7 @@ check() {
   version=${tag#v}
   notes ${mode:+"$mode"} "$version" >"$out/release-notes.md"
   echo "release-check: v$version, with $(wc -l <"$out/release-notes.md" | tr -d ' ') lines of release notes from CHANGELOG.md"
-  # Two targets, not thirteen (scripts/crosscheck.sh builds them all), versioned as the release.
+  # Two targets, not thirteen (make crosscheck compiles them all), versioned as the release.
   awk '/^    goos:/ { print "    targets: [linux_amd64_v1, darwin_arm64_v8.0]"; next }
     /^    ignore:/ { skip = 1; next }
     /^    goarch:/ || skip && /^      - goos:|^        goarch:/ { next }
@@ -95,8 +92,8 @@ check() {
   [ "${#zips[@]}" = 2 ] || fail "want 2 zips in dist/, found: ${zips[*]}"
   for zip in "${zips[@]}"; do
     listing=$(unzip -Z1 "$zip")
-    grep -qx 'LICENSE' <<<"$listing" || fail "$zip has no LICENSE: $listing"
-    grep -qx "terraform-provider-valkey_v$version" <<<"$listing" || fail "$zip has no provider binary for v$version: $listing"
+    grep -qx 'LICENSE' <<<"$listing" && grep -qx "terraform-provider-valkey_v$version" <<<"$listing" \
+      || fail "$zip lacks LICENSE or the provider binary for v$version: $listing"
     echo "$zip: $(tr '\n' ' ' <<<"$listing")"
   done
   verify "$PWD/dist" "$out/signing-key.asc"
