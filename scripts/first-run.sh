@@ -1,27 +1,19 @@
 #!/usr/bin/env bash
-# Measures the README's two commands as a newcomer meets them on a fresh Debian or Ubuntu
-# machine, without changing this one, and writes the figures, with the date, the commit and
-# the load, to their section of TIMINGS.md (the one file that holds them; others link to it).
-# What runs is a clone of HEAD in a scratch folder.
-#
-# Usage: scripts/first-run.sh demo              make demo, cold then warm, where apt has Valkey
-#        scripts/first-run.sh demo no-package   the same where apt has none (as Ubuntu 24.04)
-#        scripts/first-run.sh ci                make ci, cold: every tool compiled first
-#        scripts/first-run.sh ci warm           make ci with this machine's tool and Go caches
-#
+# Measures the README's two commands as a newcomer meets them, on a clone of HEAD in a scratch
+# folder, and writes the figures (with the date, the commit and the load) to TIMINGS.md.
+#   scripts/first-run.sh demo [no-package]   make demo, cold then warm (no-package: as where apt
+#                                            has no Valkey, Ubuntu 24.04)
+#   scripts/first-run.sh ci [warm]           make ci, cold (every tool compiled first) or warm
 # Linux, as root, with unshare(1). A cold run happens in a mount namespace of its own: /usr, /etc
-# and /var are overlays whose writes land in a scratch folder that is removed afterwards, so
-# the machine outside is untouched. Inside, Valkey's packages are purged, apt's package lists
-# and the bookworm-backports source are removed, and the tool cache (TPV_BIN_DIR), the Go module
-# cache and the Go build cache are empty folders; for the demo, terraform and tofu are hidden
-# too (no-package also makes /etc/os-release say Ubuntu 24.04, so apt finds no Valkey). The
-# demo's warm run follows in the same namespace, its caches now full.
+# and /var are overlays whose writes land in the scratch folder, so the machine outside is
+# untouched. Inside, Valkey's packages and apt's lists are gone, the tool cache and Go's module
+# and build caches are empty folders, and for the demo terraform and tofu are hidden too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-# measure COMMAND RUN: make COMMAND in the scratch checkout, its times in RUN.times (a failed
-# make ci is measured too: the row says it failed; its logs are kept in build/first-run-RUN).
+# measure COMMAND RUN: make COMMAND in the clone, its times in RUN.times; make ci's logs are
+# kept in build/first-run-RUN, and a failed make ci is measured too (the row says it failed).
 measure() {
   local begun=$SECONDS status=0
   printf '\n==== make %s, %s ====\n' "$1" "$2"
@@ -38,27 +30,19 @@ if [ "${1:-}" = --inside ]; then
     mount -t overlay overlay -o "lowerdir=/$d,upperdir=$scratch/$d/upper,workdir=$scratch/$d/work" "/$d"
   done
   {
-    if dpkg -s valkey-server >/dev/null 2>&1 || dpkg -s valkey-tools >/dev/null 2>&1; then
-      DEBIAN_FRONTEND=noninteractive dpkg --purge valkey-server valkey-tools valkey-sentinel
-    fi
+    DEBIAN_FRONTEND=noninteractive dpkg --purge valkey-server valkey-tools valkey-sentinel || true
     rm -f /etc/apt/sources.list.d/bookworm-backports.sources
     sed -i '/bookworm-backports/d' /etc/apt/sources.list 2>/dev/null || true
     find /var/lib/apt/lists -maxdepth 1 -type f ! -name lock -delete
     if [ "$variant" = no-package ]; then
-      rm -f /etc/os-release
       printf '%s\n' 'PRETTY_NAME="Ubuntu 24.04 LTS (simulated by scripts/first-run.sh)"' ID=ubuntu ID_LIKE=debian \
-        VERSION_ID=24.04 VERSION_CODENAME=noble >/etc/os-release
+        VERSION_ID=24.04 VERSION_CODENAME=noble >/etc/os-release.new && mv /etc/os-release.new /etc/os-release
     fi
-    # Under the overlays a program is removed; elsewhere /dev/null is mounted over it, in this
-    # namespace only (not executable, so no longer found on PATH).
-    hidden=(valkey-server valkey-cli)
-    [ "$command" = demo ] && hidden+=(terraform tofu)
+    # Removed under the overlays; elsewhere /dev/null, not executable, is mounted over it.
+    hidden=(valkey-server valkey-cli) && [ "$command" = ci ] || hidden+=(terraform tofu)
     for tool in "${hidden[@]}"; do
       while bin=$(command -v "$tool"); do
-        case "$(readlink -f "$bin")" in
-          /usr/* | /etc/* | /var/*) rm -f "$bin" ;;
-          *) mount --bind /dev/null "$bin" ;;
-        esac
+        case "$(readlink -f "$bin")" in /usr/* | /etc/* | /var/*) rm -f "$bin" ;; *) mount --bind /dev/null "$bin" ;; esac
         hash -r
       done
     done
@@ -71,18 +55,18 @@ if [ "${1:-}" = --inside ]; then
   exit 0
 fi
 
-
 command=${1:-} variant=${2:-}
 case "$command $variant" in
-  "demo " | "demo no-package" | "ci " | "ci warm") ;;
+  "demo ") key="Debian bookworm: Valkey from bookworm-backports with apt" ;;
+  "demo no-package") key="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
+  "ci ") key="cold: empty tool and Go caches" run=cold ;;
+  "ci warm") key="warm: this machine's tool and Go caches" run=warm ;;
   *) echo "usage: scripts/first-run.sh demo [no-package] | ci [warm]" >&2; exit 2 ;;
 esac
 [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null \
   || { echo "first-run: needs Linux, root and unshare (a mount namespace of its own)" >&2; exit 2; }
 scratch=$(mktemp -d -t first-run-XXXXXX)
-# A build killed on the way out may still be writing to its cache for a moment.
-trap 'rm -rf "$scratch" 2>/dev/null || { sleep 3; rm -rf "$scratch"; }' EXIT
-
+trap 'rm -rf "$scratch" 2>/dev/null || { sleep 3; rm -rf "$scratch"; }' EXIT # a killed build may still write
 commit=$(git rev-parse --short HEAD)
 git clone -q "$root" "$scratch/src" # a clone: make ci's release check reads its tags
 load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -91,18 +75,10 @@ if [ "$variant" = warm ]; then
 else
   unshare -m --propagation private "$0" --inside "$scratch" "$command" "$variant"
 fi
-load="$load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
 
 read_time() { sed -n "s/^$2=//p" "$scratch/$1.times" 2>/dev/null; }
-# mmss SECONDS: "4 min 12 s"; "-" when not measured.
 mmss() { if [ -z "$1" ]; then echo -; elif [ "$1" -ge 60 ]; then echo "$(($1 / 60)) min $(($1 % 60)) s"; else echo "$1 s"; fi; }
-measured="$(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load"
-case "$command $variant" in
-  "demo ") key="Debian bookworm: Valkey from bookworm-backports with apt" ;;
-  "demo no-package") key="no Valkey in apt (as on Ubuntu 24.04): Valkey 9.1 built from source into the tool cache" ;;
-  "ci ") key="cold: empty tool and Go caches" run=cold ;;
-  "ci warm") key="warm: this machine's tool and Go caches" run=warm ;;
-esac
+measured="$(date -u +%Y-%m-%d), $commit, $(nproc) cores, load $load before the run, $(cut -d' ' -f1-3 /proc/loadavg) after"
 if [ "$command" = demo ]; then
   row="| $key | $(mmss "$(read_time cold first_apply)") | $(mmss "$(read_time cold make)") | $(mmss "$(read_time warm first_apply)") | $(mmss "$(read_time warm make)") | $measured |"
 else
@@ -110,14 +86,11 @@ else
   [ "$(read_time $run status)" = 0 ] || result="FAILED: $(grep -a ': FAILED' "$root/build/first-run-$run/summary.txt" | cut -d: -f1 | paste -sd';' -)"
   row="| $key | $(mmss "$(read_time $run make)") | $result | $measured |"
 fi
-
 # The row replaces the one with its key, between the section's markers.
-file=TIMINGS.md
-grep -q "^<!-- $command rows -->\$" "$file" || { echo "first-run: $file has no '<!-- $command rows -->' marker" >&2; exit 1; }
+grep -q "^<!-- $command rows -->\$" TIMINGS.md || { echo "first-run: TIMINGS.md has no '<!-- $command rows -->' marker" >&2; exit 1; }
 awk -v row="$row" -v key="| $key |" -v begin="<!-- $command rows -->" -v end="<!-- /$command rows -->" '
   $0 == begin { inside = 1; print; next }
   $0 == end { if (!done) print row; inside = 0; print; next }
   inside && index($0, key) == 1 { print row; done = 1; next }
-  { print }' "$file" >"$file.new" && mv "$file.new" "$file"
-echo "first-run: $row"
-echo "first-run: written to $file"
+  { print }' TIMINGS.md >TIMINGS.md.new && mv TIMINGS.md.new TIMINGS.md
+echo "first-run: $row (written to TIMINGS.md)"
