@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# `make demo`: examples/demo applied with the provider built from this tree (a dev override) to a
-# throwaway valkey-server on loopback: the plan, the apply, the groups as the server sees them, and
-# destroy leaving them. It first gets what is missing, saying how long that takes: Valkey as `make
-# deps` installs it (where it cannot, it stops at once with the command to run), and a terraform >=
-# 1.5 or tofu >= 1.6 (else Terraform in the tool cache). Logs: build/demo*.log. The last line gives
-# the time to the first apply and of the whole run; DEMO_TIMES=FILE gets them too (first-run.sh).
+# `make demo`: examples/demo applied with the provider built from this tree to a throwaway
+# valkey-server on loopback: the plan, the apply, the groups as the server sees them, and destroy
+# leaving them. It first gets what is missing, saying how long that takes: Valkey as `make deps`
+# installs it (where it cannot, it stops at once saying what to run), and a terraform >= 1.5 or
+# tofu >= 1.6 (else Terraform 1.5.7). Logs: build/demo*.log. DEMO_TIMES=FILE gets the times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -1,37 +1,21 @@
 #!/usr/bin/env bash
-# `make generate`: docs/ from templates/ and examples/ with tfplugindocs. The schema comes from
-# Terraform 1.16.4's `providers schema -json`, which exports everything the provider serves
-# (provider functions, resource identities, list resources; Terraform 1.5.7 exports none of
-# them, OpenTofu 1.12 no list resources), keyed by the short name tfplugindocs looks up.
-# `scripts/generate.sh check` regenerates, validates, and fails when that changed docs/: the
-# docs gate of `make ci` (on a clean clone, docs/ as committed).
+# `make generate`: docs/ from templates/ and examples/ with tfplugindocs, and the table of
+# environment variables in templates/index.md.tmpl from internal/provider/settings_table.go.
+# The schema is Terraform 1.16.4's `providers schema -json`, which exports everything the
+# provider serves (1.5.7 exports no functions, identities or list resources; OpenTofu 1.12 no
+# list resources). `check` (make docs-check) fails instead when either would change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
-DOCS_TERRAFORM_VERSION=1.16.4
-scripts/setup.sh "terraform@$DOCS_TERRAFORM_VERSION" >/dev/null
-terraform=$(tool_path terraform "$DOCS_TERRAFORM_VERSION")
+scripts/setup.sh terraform@1.16.4 >/dev/null && terraform=$(tool_path terraform 1.16.4)
 work=$(mktemp -d -t valkey-docs-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-
-# The table of environment variables in templates/index.md.tmpl is written from the provider's
-# settings table (internal/provider/settings_table.go), like the schema's descriptions; `check`
-# fails on a stale table instead of rewriting it.
-update_table=-update-docs
-[ "${1:-}" != check ] || update_table=
+update_table=-update-docs && [ "${1:-}" != check ] || update_table=
 go test ./internal/provider -run '^TestSettings_DocumentationTableIsCurrent$' -count=1 $update_table >"$work/table.log" 2>&1 \
   || { cat "$work/table.log"; exit 1; }
 go build -o "$work/plugins/terraform-provider-valkey" .
-cat >"$work/cli.tfrc" <<CFG
-provider_installation {
-  dev_overrides {
-    "registry.terraform.io/echomq/valkey" = "$work/plugins"
-  }
-  direct {}
-}
-CFG
-mkdir -p "$work/config" "$work/bin"
-cp -r docs "$work/docs-before"
+printf 'provider_installation {\n  dev_overrides { "registry.terraform.io/echomq/valkey" = "%s" }\n  direct {}\n}\n' "$work/plugins" >"$work/cli.tfrc"
+mkdir -p "$work/config" "$work/bin" && cp -r docs "$work/docs-before"
 printf 'terraform {\n  required_providers {\n    valkey = { source = "echomq/valkey" }\n  }\n}\n' >"$work/config/main.tf"
 TF_CLI_CONFIG_FILE="$work/cli.tfrc" "$terraform" -chdir="$work/config" providers schema -json \
   | sed 's#"registry.terraform.io/echomq/valkey"#"valkey"#' >"$work/schema.json"
