@@ -10,17 +10,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
-
-func testAccStreamGroupDataSourceConfig(stream, name string) string {
-	return fmt.Sprintf(`
-data "valkey_stream_group" "test" {
-  stream = %[1]q
-  name   = %[2]q
-}
-`, stream, name)
-}
 
 const dataGroupAddress = "data.valkey_stream_group.test"
 
@@ -61,9 +53,9 @@ func idleRecently(ms int64) error {
 
 func TestAccStreamGroupDataSource_matchesServer(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	valkeytest.SeedGroupWithConsumers(t, rdb, stream)
-	config := testAccStreamGroupDataSourceConfig(stream, "billing")
+	config := acctest.StreamGroupDataSourceConfig(stream, "billing")
 	testAccReadDataSource(t, config, dataGroupAddress, groupFromServer(t, rdb, stream, "billing"),
 		statecheck.ExpectKnownValue(dataGroupAddress, tfjsonpath.New("lag"), knownvalue.Int64Exact(2)))
 	// The data source follows the server: two more entries raise the lag on the next read.
@@ -74,17 +66,17 @@ func TestAccStreamGroupDataSource_matchesServer(t *testing.T) {
 
 func TestAccStreamGroupDataSource_nullLagWhereServerReportsNone(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	valkeytest.SeedGroupWithUnknownLag(t, rdb, stream)
-	testAccReadDataSource(t, testAccStreamGroupDataSourceConfig(stream, "midway"), dataGroupAddress, groupFromServer(t, rdb, stream, "midway"),
+	testAccReadDataSource(t, acctest.StreamGroupDataSourceConfig(stream, "midway"), dataGroupAddress, groupFromServer(t, rdb, stream, "midway"),
 		statecheck.ExpectKnownValue(dataGroupAddress, tfjsonpath.New("lag"), knownvalue.Null()))
 }
 
 func TestAccStreamGroupDataSource_readsGroupDeclaredInSameConfig(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	// What XINFO GROUPS reports for a group just created on a new stream.
-	testAccReadDataSource(t, testAccStreamGroupConfig(stream, "billing", "new")+`
+	testAccReadDataSource(t, acctest.StreamGroupConfig(stream, "billing", "new")+`
 data "valkey_stream_group" "test" {
   stream = valkey_stream_group.test.stream
   name   = valkey_stream_group.test.name

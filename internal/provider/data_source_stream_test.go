@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -10,16 +9,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
-
-func testAccStreamDataSourceConfig(key string) string {
-	return fmt.Sprintf(`
-data "valkey_stream" "test" {
-  key = %[1]q
-}
-`, key)
-}
 
 const dataStreamAddress = "data.valkey_stream.test"
 
@@ -54,18 +46,18 @@ func streamFromServer(t *testing.T, rdb *redis.Client, key string) map[string]kn
 
 func TestAccStreamDataSource_matchesServer(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	valkeytest.SeedStreamWithGaps(t, rdb, stream)
-	testAccReadDataSource(t, testAccStreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream))
+	testAccReadDataSource(t, acctest.StreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream))
 }
 
 func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	if err := rdb.XGroupCreateMkStream(context.Background(), stream, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	testAccReadDataSource(t, testAccStreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream),
+	testAccReadDataSource(t, acctest.StreamDataSourceConfig(stream), dataStreamAddress, streamFromServer(t, rdb, stream),
 		statecheck.ExpectKnownValue(dataStreamAddress, tfjsonpath.New("first_entry_id"), knownvalue.Null()),
 		statecheck.ExpectKnownValue(dataStreamAddress, tfjsonpath.New("last_entry_id"), knownvalue.Null()))
 }
@@ -73,9 +65,9 @@ func TestAccStreamDataSource_emptyStreamHasNullEntryIDs(t *testing.T) {
 // TestAccDataSources_errors reads each data source where it finds nothing to read.
 func TestAccDataSources_errors(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
+	ctx, rdb := context.Background(), acctest.Admin(t, acctest.Server(t))
 	group := func(name string) func(string) string {
-		return func(stream string) string { return testAccStreamGroupDataSourceConfig(stream, name) }
+		return func(stream string) string { return acctest.StreamGroupDataSourceConfig(stream, name) }
 	}
 	for _, tc := range []struct {
 		name   string
@@ -83,8 +75,8 @@ func TestAccDataSources_errors(t *testing.T) {
 		config func(key string) string
 		want   string
 	}{
-		{"stream missing", func(string) {}, testAccStreamDataSourceConfig, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
-		{"stream wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, testAccStreamDataSourceConfig,
+		{"stream missing", func(string) {}, acctest.StreamDataSourceConfig, `(?s)Stream Not Found.*Stream\s+".*"\s+does\s+not\s+exist`},
+		{"stream wrong type", func(k string) { rdb.ZAdd(ctx, k, redis.Z{Score: 1, Member: "x"}) }, acctest.StreamDataSourceConfig,
 			`(?s)Stream Not Read.*holds\s+a\s+zset,\s+not\s+a\s+stream`},
 		{"group on missing stream", func(string) {}, group("billing"),
 			`(?s)Consumer Group Not Found.*Stream\s+".*"\s+does\s+not\s+exist.*has\s+no\s+consumer\s+group\s+"billing"`},
@@ -95,15 +87,15 @@ func TestAccDataSources_errors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			stream := testKey(t)
+			stream := acctest.StreamKey(t)
 			tc.seed(stream)
-			testAccExpectError(t, testAccProviderConfig(testServer(t))+tc.config(stream), tc.want)
+			testAccExpectError(t, acctest.ProviderConfig(acctest.Server(t))+tc.config(stream), tc.want)
 		})
 	}
 }
 
 func TestAccStreamDataSource_unreachableNamesAddress(t *testing.T) {
 	t.Parallel()
-	testAccExpectError(t, "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n"+testAccStreamDataSourceConfig("s"),
+	testAccExpectError(t, "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:1/0\"\n}\n"+acctest.StreamDataSourceConfig("s"),
 		`(?s)Stream Not Read.*127\.0\.0\.1:1.*working\s+on\s+stream\s+"s"`)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -150,14 +151,14 @@ func errorsOf(results []tfprotov6.ListResourceResult) []*tfprotov6.Diagnostic {
 // plans as an import and nothing else.
 func TestStreamGroupList_resultsAreWhatImportAndReadWrite(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	for _, g := range []string{"billing", "team/audit"} {
 		if err := rdb.XGroupCreateMkStream(t.Context(), stream, g, "$").Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustDo(t, rdb.Set(t.Context(), stream+":text", "not a stream", 0).Err())
-	p := newListProvider(t, testServer(t).URL())
+	acctest.MustDo(t, rdb.Set(t.Context(), stream+":text", "not a stream", 0).Err())
+	p := newListProvider(t, acctest.Server(t).URL())
 
 	results := p.list(p.listConfig([]string{stream, stream + ":text", stream + ":missing"}, ""), true, 100)
 	if errs := errorsOf(results); len(errs) > 0 || len(results) != 2 {
@@ -190,9 +191,9 @@ func TestStreamGroupList_resultsAreWhatImportAndReadWrite(t *testing.T) {
 
 func TestStreamGroupList_withoutResourceGivesIdentitiesOnly(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, "billing", "$").Err())
-	p := newListProvider(t, testServer(t).URL())
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.MustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, "billing", "$").Err())
+	p := newListProvider(t, acctest.Server(t).URL())
 	results := p.list(p.listConfig(nil, valkeytest.TagPattern(stream)), false, 100)
 	if len(results) != 1 || p.identityOf(results[0]) != stream+" billing" || results[0].Resource != nil {
 		t.Errorf("results %+v; want the identity of billing and no state", results)
@@ -201,11 +202,11 @@ func TestStreamGroupList_withoutResourceGivesIdentitiesOnly(t *testing.T) {
 
 func TestStreamGroupList_stopsAtTheLimit(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	for i := range 5 {
-		mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, fmt.Sprintf("g%d", i), "$").Err())
+		acctest.MustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, fmt.Sprintf("g%d", i), "$").Err())
 	}
-	p := newListProvider(t, testServer(t).URL())
+	p := newListProvider(t, acctest.Server(t).URL())
 	if results := p.list(p.listConfig([]string{stream}, ""), false, 2); len(results) != 2 {
 		t.Errorf("%d results with limit 2", len(results))
 	}
@@ -235,7 +236,7 @@ func TestStreamGroupList_unreachableIsOneErrorNamingAddressAndStream(t *testing.
 
 func TestStreamGroupList_validateRequiresStreamsOrMatch(t *testing.T) {
 	t.Parallel()
-	p := newListProvider(t, testServer(t).URL())
+	p := newListProvider(t, acctest.Server(t).URL())
 	for _, tc := range []struct {
 		config *tfprotov6.DynamicValue
 		want   string // how the summary of the one error begins, or "" for none

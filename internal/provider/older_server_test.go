@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -21,8 +22,8 @@ import (
 // while what the server does report is read as before.
 func TestOlderServer_LagReadsAsUnknown(t *testing.T) {
 	t.Parallel()
-	srv := testServer(t)
-	rdb, stream := testAdmin(t, srv), testKey(t)
+	srv := acctest.Server(t)
+	rdb, stream := acctest.Admin(t, srv), acctest.StreamKey(t)
 	valkeytest.SeedGroupWithConsumers(t, rdb, stream) // billing: lag 2, entries-read 3 on Valkey
 	fields := []string{"entries-read", "lag", "entries-added", "max-deleted-entry-id", "recorded-first-entry-id"}
 	p := faultproxy.StartProxyT(t, srv.Addr(),

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
@@ -14,22 +15,22 @@ import (
 // remembered as a failure.
 func TestPlanSession_RemembersFirstFailureOnly(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
-	client, err := valkey.NewClient(valkey.Options{URL: testServer(t).URL()})
+	ctx, rdb := context.Background(), acctest.Admin(t, acctest.Server(t))
+	client, err := valkey.NewClient(valkey.Options{URL: acctest.Server(t).URL()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
 	s := &planSession{}
-	k := testKey(t)
-	mustDo(t, rdb.Set(ctx, k, "x", 0).Err())
+	k := acctest.StreamKey(t)
+	acctest.MustDo(t, rdb.Set(ctx, k, "x", 0).Err())
 	for range 2 {
 		var wt *valkey.WrongTypeError
 		if _, first, err := s.survey(ctx, client, k); !errors.As(err, &wt) || first {
 			t.Fatalf("err=%v first=%v, want WrongTypeError every time and never first", err, first)
 		}
 	}
-	if survey, _, err := s.survey(ctx, client, testKey(t)); err != nil || survey.Exists {
+	if survey, _, err := s.survey(ctx, client, acctest.StreamKey(t)); err != nil || survey.Exists {
 		t.Fatalf("fresh stream: exists=%v err=%v", survey.Exists, err)
 	}
 

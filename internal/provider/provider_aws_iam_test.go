@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -44,7 +45,7 @@ func testAccAWSIAMConfig(url, caFile, stream string) string {
     region     = "eu-west-1"
   }
 }
-`, url, tls) + testAccStreamGroupConfig(stream, "g", "new")
+`, url, tls) + acctest.StreamGroupConfig(stream, "g", "new")
 }
 
 // TestAccProvider_AWSIAMWithoutTLSIsRefusedAtPlan: a token sent in the clear is refused before
@@ -54,7 +55,7 @@ func TestAccProvider_AWSIAMWithoutTLSIsRefusedAtPlan(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:             testAccAWSIAMConfig("valkey://127.0.0.1:1/0", "", testKey(t)),
+			Config:             testAccAWSIAMConfig("valkey://127.0.0.1:1/0", "", acctest.StreamKey(t)),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 			ExpectError:        regexp.MustCompile(`(?s)Invalid Valkey Connection Settings.*aws_iam.*needs\s+TLS.*replayed`),
@@ -73,7 +74,7 @@ func TestAccProvider_AWSIAMRefusedTokenSaysWhatToCheck(t *testing.T) {
 	if err := admin.Do(context.Background(), "ACL", "SETUSER", "iam-user", "on", ">not-a-token", "~*", "+@all").Err(); err != nil {
 		t.Fatal(err)
 	}
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
@@ -95,7 +96,7 @@ func TestAccProvider_AWSIAMWithoutCredentialsSaysWhereTheyComeFrom(t *testing.T)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccAWSIAMConfig("valkey://"+srv.TLSAddr(), pki.CACertFile, testKey(t)),
+			Config:      testAccAWSIAMConfig("valkey://"+srv.TLSAddr(), pki.CACertFile, acctest.StreamKey(t)),
 			ExpectError: regexp.MustCompile(`(?s)IAM\s+token\s+failed.*AWS_ACCESS_KEY_ID.*AWS_WEB_IDENTITY_TOKEN_FILE`),
 		}},
 	})
@@ -128,7 +129,7 @@ func TestAccProvider_CloudIAMWithSentinelIsRefusedAtPlan(t *testing.T) {
   }
   %s
 }
-`, iam) + testAccStreamGroupConfig(testKey(t), "g", "new"),
+`, iam) + acctest.StreamGroupConfig(acctest.StreamKey(t), "g", "new"),
 					PlanOnly:           true,
 					ExpectNonEmptyPlan: true,
 					ExpectError:        regexp.MustCompile(`(?s)Invalid Valkey Connection Settings.*` + name + `.*cannot\s+be\s+used\s+with\s+sentinel.*no\s+Sentinel.*static\s+password.*remove\s+sentinel`),

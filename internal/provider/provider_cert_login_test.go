@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -39,7 +40,7 @@ func TestAccProvider_CertificateLoginWithoutPassword(t *testing.T) {
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "admin", Password: "admin-pw", Protocol: 2})
 	t.Cleanup(func() { _ = admin.Close() })
 
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	config := fmt.Sprintf(`provider "valkey" {
   url         = %q
   max_retries = 0
@@ -49,7 +50,7 @@ func TestAccProvider_CertificateLoginWithoutPassword(t *testing.T) {
     key_file     = %q
   }
 }
-`, "valkey://"+srv.TLSAddr(), pki.CACertFile, pki.ClientCertFile, pki.ClientKeyFile) + testAccStreamGroupConfig(stream, "billing", "new")
+`, "valkey://"+srv.TLSAddr(), pki.CACertFile, pki.ClientCertFile, pki.ClientKeyFile) + acctest.StreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -59,8 +60,8 @@ func TestAccProvider_CertificateLoginWithoutPassword(t *testing.T) {
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate)},
 				},
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
-					checkServer(func() error { return loggedInAs(admin, valkeytest.ClientCertUser) }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
+					acctest.CheckServer(func() error { return loggedInAs(admin, valkeytest.ClientCertUser) }),
 				},
 			},
 			{RefreshState: true},

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
@@ -323,7 +324,7 @@ func TestAccProvider_ConflictingSettingsFailAtPlan(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("provider \"valkey\" {\n  %s\n}\n", tc.block) + testAccStreamGroupConfig("s", "g", "new"),
+					Config:      fmt.Sprintf("provider \"valkey\" {\n  %s\n}\n", tc.block) + acctest.StreamGroupConfig("s", "g", "new"),
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
@@ -349,7 +350,7 @@ provider "valkey" {
   url = "valkeys://127.0.0.1:1/0"
   tls = terraform_data.tls.output
 }
-` + testAccStreamGroupConfig("s", "g", "new"),
+` + acctest.StreamGroupConfig("s", "g", "new"),
 			PlanOnly:           true,
 			ExpectNonEmptyPlan: true,
 		}},
@@ -365,7 +366,7 @@ func TestAccProvider_URLQueryIsRefusedAtPlan(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: "provider \"valkey\" {\n  url = \"valkey://127.0.0.1:6379/0?dial_timeout=42s&max_retries=9&protocol=3\"\n}\n" +
-				testAccStreamGroupConfig("s", "g", "new"),
+				acctest.StreamGroupConfig("s", "g", "new"),
 			PlanOnly: true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*query\s+parameters\s+\(dial_timeout,\s+max_retries,\s+protocol\).*dial_timeout:\s+the\s+dial_timeout\s+attribute.*` +
 				`max_retries:\s+the\s+max_retries\s+attribute.*protocol:\s+nothing`),
@@ -379,7 +380,7 @@ func TestAccProvider_URLQueryFromEnvironmentIsRefused(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccStreamGroupConfig("s", "g", "new"),
+			Config:      acctest.StreamGroupConfig("s", "g", "new"),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*VALKEY_URL\s+environment\s+variable.*dial_timeout:\s+the\s+dial_timeout\s+attribute`),
 		}},

@@ -10,26 +10,22 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 func TestAccProvider_MinimalACL(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
-	config := fmt.Sprintf(`provider "valkey" {
-  url      = %q
-  username = %q
-  password = %q
-}
-`, testServer(t).URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new")
+	stream := acctest.StreamKey(t)
+	user, pw := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	config := acctest.ProviderUserConfig(acctest.Server(t), user, pw) + acctest.StreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "billing") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, acctest.Server(t)), stream, "billing") }),
 				},
 			},
 			{Config: config, ResourceName: "valkey_stream_group.test", ImportState: true, ImportStateVerify: true,
@@ -38,28 +34,23 @@ func TestAccProvider_MinimalACL(t *testing.T) {
 		},
 	})
 	// Every command the provider sent was allowed: the server logs each denial.
-	for _, e := range testServer(t).ACLDenials(t, user) {
+	for _, e := range acctest.Server(t).ACLDenials(t, user) {
 		t.Errorf("ACL LOG records a denial for %s: %+v", user, *e)
 	}
 }
 
 func TestAccProvider_ACLWithoutXgroupNamesPermission(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
+	stream := acctest.StreamKey(t)
+	user, pw := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`provider "valkey" {
-  url      = %q
-  username = %q
-  password = %q
-}
-`, testServer(t).URL(), user, pw) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config:      acctest.ProviderUserConfig(acctest.Server(t), user, pw) + acctest.StreamGroupConfig(stream, "billing", "new"),
 			ExpectError: regexp.MustCompile(`(?s)NOPERM.*'xgroup\|create'.*minimal\s+ACL`),
 		}},
 	})
-	if keyExists(t, testAdmin(t, testServer(t)), stream) {
+	if keyExists(t, acctest.Admin(t, acctest.Server(t)), stream) {
 		t.Errorf("stream %s exists after a refused create", stream)
 	}
 }
@@ -69,7 +60,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
 	pki := valkeytest.NewPKIT(t)
 	wrong := valkeytest.NewPKIT(t)
 	srv := valkeytest.StartT(t, valkeytest.WithTLS(pki, true))
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	tlsConfig := func(caFile string) string {
 		return fmt.Sprintf(`provider "valkey" {
   url         = %q
@@ -80,7 +71,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
     key          = %q
   }
 }
-`, srv.TLSURL(), caFile, pki.ClientCertFile, string(pki.ClientKey)) + testAccStreamGroupConfig(stream, "billing", "new")
+`, srv.TLSURL(), caFile, pki.ClientCertFile, string(pki.ClientKey)) + acctest.StreamGroupConfig(stream, "billing", "new")
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -92,7 +83,7 @@ func TestAccProvider_MutualTLS(t *testing.T) {
 			{
 				Config: tlsConfig(pki.CACertFile),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, srv), stream, "billing") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, srv), stream, "billing") }),
 				},
 			},
 		},
@@ -110,7 +101,7 @@ func TestAccProvider_ConnectionRefusedIsClear(t *testing.T) {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf("provider \"valkey\" {\n  url = \"valkey://u:hunter2@%s/0\"\n  max_retries = 0\n}\n", addr) +
-				testAccStreamGroupConfig(testKey(t), "g", "new"),
+				acctest.StreamGroupConfig(acctest.StreamKey(t), "g", "new"),
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Not Created.*` + regexp.QuoteMeta(addr) + `.*Nothing\s+is\s+listening`),
 		}},
 	})
@@ -125,16 +116,16 @@ func testAccLazyConfig(url, stream string) string {
 provider "valkey" {
   url = terraform_data.server.output
 }
-`, url) + testAccStreamGroupConfig(stream, "billing", "new")
+`, url) + acctest.StreamGroupConfig(stream, "billing", "new")
 }
 
 func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
-	admin := testAdmin(t, srv)
+	admin := acctest.Admin(t, srv)
 	connections := func() string { return connectionsReceived(t, admin) }
 	before := connections()
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -156,7 +147,7 @@ func TestAccProvider_UnknownURLPlansAndAppliesLazily(t *testing.T) {
 				// At apply the url is known: the group is created.
 				Config: testAccLazyConfig(srv.URL(), stream),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(admin, stream, "billing") }),
 				},
 			},
 			{

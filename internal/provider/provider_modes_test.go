@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -37,7 +38,7 @@ resource "valkey_stream_group" "g%d" {
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: config,
-			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
+			ConfigStateChecks: []statecheck.StateCheck{acctest.CheckServer(func() error {
 				owners := map[string]bool{}
 				for _, s := range streams {
 					groups, err := admin.XInfoGroups(context.Background(), s).Result()
@@ -63,7 +64,7 @@ resource "valkey_stream_group" "g%d" {
 func TestAccProvider_SentinelFailover(t *testing.T) {
 	t.Parallel()
 	st := valkeytest.StartSentinelT(t, 2)
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	config := func(groups ...string) string {
 		c := fmt.Sprintf(`provider "valkey" {
   sentinel = {
@@ -89,7 +90,7 @@ resource "valkey_stream_group" %[1]q {
 			{
 				Config: config("before"),
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Primary), stream, "before") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, st.Primary), stream, "before") }),
 				},
 			},
 			{
@@ -105,8 +106,8 @@ resource "valkey_stream_group" %[1]q {
 				Config: config("before", "after"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					// The replica is the primary now: both groups are there, the new one created on it.
-					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Replica), stream, "after") }),
-					checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, st.Replica), stream, "before") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, st.Replica), stream, "after") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, st.Replica), stream, "before") }),
 				},
 			},
 		},

@@ -15,36 +15,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/pluginserver"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
-// shared is the package's one server, started by the first test that needs it; each test
-// works under its own key prefix.
-var shared valkeytest.Shared
-
-// testServer is the shared server. Without valkey-server installed the test skips.
-func testServer(t testing.TB) *valkeytest.Server { return shared.Get(t) }
-
-func TestMain(m *testing.M) { shared.Main(m) }
+func TestMain(m *testing.M) { acctest.Main(m) }
 
 var testAccProtoV6ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"valkey": pluginserver.NewProtocol6WithError(New("test")()),
-}
-
-// testAccProviderConfig points the provider at srv.
-func testAccProviderConfig(srv *valkeytest.Server) string {
-	return fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())
-}
-
-// testKey returns a stream key unique to the test, in the shape users write.
-func testKey(t testing.TB) string { return valkeytest.Key(t, "emq:{%s}:stream/main") }
-
-func testAdmin(t testing.TB, srv *valkeytest.Server) *redis.Client {
-	t.Helper()
-	c := srv.Client()
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // keyExists reports whether key is on the server; it fails the test when the server cannot say.
@@ -57,17 +36,9 @@ func keyExists(t *testing.T, rdb *redis.Client, key string) bool {
 	return n != 0
 }
 
-// checkServer runs an assertion about the server alone as a state check. Where state should
-// hold what the server reports, tests use statecheck.ExpectKnownValue with values read from
-// the server (expectAttributes) instead.
-type checkServer func() error
-
-func (c checkServer) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
-	resp.Error = c()
-}
-
 // expectAttributes expects each attribute of the resource or data source at address to hold
-// its value in want.
+// its value in want. Where state should hold what the server reports, tests use it with values
+// read from the server, not acctest.CheckServer.
 func expectAttributes(address string, want map[string]knownvalue.Check) []statecheck.StateCheck {
 	var checks []statecheck.StateCheck
 	for _, attr := range slices.Sorted(maps.Keys(want)) {
@@ -104,7 +75,7 @@ func testAccReadDataSource(t *testing.T, config, address string, want map[string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:            testAccProviderConfig(testServer(t)) + config,
+			Config:            acctest.ProviderConfig(acctest.Server(t)) + config,
 			ConfigStateChecks: append(expectAttributes(address, want), more...),
 		}},
 	})
@@ -118,14 +89,14 @@ func connectionsReceived(t *testing.T, admin *redis.Client) string {
 func TestAccProvider_ConfigureDialsNothing(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
-	admin := testAdmin(t, srv)
+	admin := acctest.Admin(t, srv)
 	before := connectionsReceived(t, admin)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			// The provider is configured (its resource is planned), but the stream is not known
 			// until apply, so nothing needs the server: Configure must not dial on its own.
-			Config: testAccProviderConfig(srv) + `
+			Config: acctest.ProviderConfig(srv) + `
 resource "terraform_data" "stream" {
   input = "emq:{later}:stream"
 }
@@ -156,7 +127,7 @@ func TestAccProvider_MalformedURLFailsAtPlan(t *testing.T) {
 					Config: fmt.Sprintf(`provider "valkey" {
   url = %q
 }
-%s`, url, testAccStreamGroupConfig("s", "g", "new")),
+%s`, url, acctest.StreamGroupConfig("s", "g", "new")),
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`(?s)Invalid Valkey URL.*url.*accepted\s+forms:\s+valkey://`),
 				}},
@@ -167,30 +138,30 @@ func TestAccProvider_MalformedURLFailsAtPlan(t *testing.T) {
 
 func TestAccProvider_URLFromEnvironment(t *testing.T) {
 	// t.Setenv: not parallel.
-	stream := testKey(t)
-	t.Setenv(envOf("url"), testServer(t).URL())
+	stream := acctest.StreamKey(t)
+	t.Setenv(envOf("url"), acctest.Server(t).URL())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccStreamGroupConfig(stream, "from-env", "new"),
+			Config: acctest.StreamGroupConfig(stream, "from-env", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "from-env") }),
+				acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, acctest.Server(t)), stream, "from-env") }),
 			},
 		}},
 	})
 }
 
 func TestAccProvider_AttributeOverridesEnvironment(t *testing.T) {
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	t.Setenv(envOf("url"), "valkey://127.0.0.1:1/0") // nothing listens there
 	t.Setenv(envOf("password"), "not-needed")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", testServer(t).URL()) +
-				testAccStreamGroupConfig(stream, "from-attr", "new"),
+			Config: fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  password = \"\"\n}\n", acctest.Server(t).URL()) +
+				acctest.StreamGroupConfig(stream, "from-attr", "new"),
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error { return valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "from-attr") }),
+				acctest.CheckServer(func() error { return valkeytest.CheckGroup(acctest.Admin(t, acctest.Server(t)), stream, "from-attr") }),
 			},
 		}},
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 )
 
@@ -18,12 +19,12 @@ import (
 // share of it: decoding the state into the model and encoding it back.
 func BenchmarkStreamGroupRead(b *testing.B) {
 	ctx := context.Background()
-	client, err := valkey.NewClient(valkey.Options{URL: testServer(b).URL()})
+	client, err := valkey.NewClient(valkey.Options{URL: acctest.Server(b).URL()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = client.Close() })
-	stream := testKey(b)
+	stream := acctest.StreamKey(b)
 	if _, _, err := client.EnsureGroup(ctx, stream, "billing", valkey.StartNew); err != nil {
 		b.Fatal(err)
 	}

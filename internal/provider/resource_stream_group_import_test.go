@@ -1,8 +1,6 @@
 package provider
 
 import (
-	"fmt"
-	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -11,32 +9,17 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 )
 
 // Import, IDs and identity: every ID the resource writes imports back to the group that wrote
 // it, an import block can name a group by identity, and the plan shows the ID it will write.
 
-// testAccTwoGroupsConfig declares the colliding pair: group "team/a" on stream, and group "a" on
-// stream+"/team". Before names were escaped, both had the ID stream+"/team/a".
-func testAccTwoGroupsConfig(stream string) string {
-	return testAccNamedGroupConfig("team", stream, "team/a", "new") +
-		testAccNamedGroupConfig("other", stream+"/team", "a", "new")
-}
-
-// testAccGroupNullStartConfig declares valkey_stream_group.test with group_start = null, as
-// configuration generated for an import writes it.
-func testAccGroupNullStartConfig(stream, name string) string {
-	return fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream      = %q\n  name        = %q\n  group_start = null\n}\n", stream, name)
-}
-
-// startNotDeclared matches the error a null group_start meets: on the attribute, naming both
-// choices.
-var startNotDeclared = regexp.MustCompile(`(?s)Group Start Not Declared.*group_start.*required.*"new".*"head"`)
-
 func TestAccStreamGroup_slashInNameImportsTheSameGroup(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	config := testAccProviderConfig(testServer(t)) + testAccTwoGroupsConfig(stream)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	config := acctest.ProviderConfig(acctest.Server(t)) + acctest.TwoGroupsConfig(stream)
 	importStep := func(address string) resource.TestStep {
 		return resource.TestStep{
 			Config:            config,
@@ -62,10 +45,10 @@ func TestAccStreamGroup_slashInNameImportsTheSameGroup(t *testing.T) {
 
 func TestAccStreamGroup_idKnownAtPlan(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	id := knownvalue.StringExact(stream + "/team%2Fbilling")
 	config := func(start string) string {
-		return testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", start)
+		return acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "team/billing", start)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
@@ -87,13 +70,13 @@ func TestAccStreamGroup_idKnownAtPlan(t *testing.T) {
 
 func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccProviderConfig(testServer(t)) + testAccGroupNullStartConfig(stream, "billing"),
+			Config:      acctest.ProviderConfig(acctest.Server(t)) + acctest.GroupNullStartConfig(stream, "billing"),
 			PlanOnly:    true,
-			ExpectError: startNotDeclared,
+			ExpectError: acctest.StartNotDeclared,
 		}},
 	})
 	if keyExists(t, rdb, stream) {
@@ -103,11 +86,11 @@ func TestAccStreamGroup_nullGroupStartFailsAtPlan(t *testing.T) {
 
 func TestAccStreamGroup_importByIdentity(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", "new")
+	stream := acctest.StreamKey(t)
+	config := acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "team/billing", "new")
 	// The imported group with its start declared, as the user writes it after generating
 	// configuration: the import records it in place.
-	imported := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "team/billing", "new")
+	imported := acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "team/billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		TerraformVersionChecks:   []tfversion.TerraformVersionCheck{tfversion.SkipBelow(tfversion.Version1_12_0)},

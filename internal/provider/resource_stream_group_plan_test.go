@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
@@ -16,8 +17,8 @@ import (
 
 func TestStreamGroupModifyPlan_notesStreamWillBeCreated(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, "new")
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	diags := newPlanPreview(t, map[string]string{"url": acctest.Server(t).URL()}).create(stream, "new")
 	diagtest.ExpectWarning(t, diags, diagtest.StreamCreatedSummary, 1, fmt.Sprintf("Stream %q does not exist yet", stream), "MKSTREAM")
 	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 0)
 	if keyExists(t, rdb, stream) {
@@ -27,12 +28,12 @@ func TestStreamGroupModifyPlan_notesStreamWillBeCreated(t *testing.T) {
 
 func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	mustDo(t, rdb.HSet(ctx, stream, "field", "value").Err())
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.MustDo(t, rdb.HSet(ctx, stream, "field", "value").Err())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config:      acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new"),
 			PlanOnly:    true,
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*with valkey_stream_group.test.*holds a hash, not a\s+stream`),
 		}},
@@ -44,15 +45,15 @@ func TestAccStreamGroup_planFailsWhenKeyHoldsAnotherType(t *testing.T) {
 
 func TestStreamGroupModifyPlan_checksNeedNoWritePermission(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
-	existing, fresh := testKey(t), testKey(t)
+	ctx, rdb := context.Background(), acctest.Admin(t, acctest.Server(t))
+	existing, fresh := acctest.StreamKey(t), acctest.StreamKey(t)
 	if err := rdb.XGroupCreateMkStream(ctx, existing, "billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	// A user that can run the plan-time reads and nothing else: no write command at all.
-	user, pw := testServer(t).ACLUser(t, "*", "+xinfo|groups +type")
+	user, pw := acctest.Server(t).ACLUser(t, "*", "+xinfo|groups +type")
 
-	p := newPlanPreview(t, map[string]string{"url": testServer(t).URL(), "username": user, "password": pw})
+	p := newPlanPreview(t, map[string]string{"url": acctest.Server(t).URL(), "username": user, "password": pw})
 	diags := append(p.create(existing, "new"), p.create(fresh, "new")...)
 	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1, existing)
 	diagtest.ExpectWarning(t, diags, diagtest.StreamCreatedSummary, 1, fresh)

@@ -7,20 +7,12 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
-	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
 // What a plan says about group_start, the one decision that cannot be taken back: how many
 // entries a new group will replay (head) or never see (new).
-
-// entriesSeed is three entries whose IDs name known times.
-var entriesSeed = []string{"1700000000000-0", "1700000000001-0", "1700000060000-5"}
-
-const (
-	firstEntry = "from 1700000000000-0 (2023-11-14 22:13:20.000 UTC)"
-	lastEntry  = "to 1700000060000-5 (2023-11-14 22:14:20.000 UTC)"
-)
 
 func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 	t.Parallel()
@@ -29,19 +21,19 @@ func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 		seed        func(t *testing.T, stream string)
 		check       func(t *testing.T, diags []diagtest.Diagnostic, stream string)
 	}{
-		{"head on a stream with entries", "head", seedEntries, func(t *testing.T, diags []diagtest.Diagnostic, stream string) {
+		{"head on a stream with entries", "head", acctest.SeedEntries, func(t *testing.T, diags []diagtest.Diagnostic, stream string) {
 			diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "billing", stream),
-				`group_start = "head"`, "handed the 3 entries already in the stream", firstEntry, lastEntry, `group_start = "new"`)
+				`group_start = "head"`, "handed the 3 entries already in the stream", acctest.FirstEntry, acctest.LastEntry, `group_start = "new"`)
 			diagtest.ExpectWarning(t, diags, diagtest.SkipSummary, 0)
 		}},
-		{"new on a stream with entries", "new", seedEntries, func(t *testing.T, diags []diagtest.Diagnostic, stream string) {
+		{"new on a stream with entries", "new", acctest.SeedEntries, func(t *testing.T, diags []diagtest.Diagnostic, stream string) {
 			diagtest.ExpectWarning(t, diags, diagtest.SkipSummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "billing", stream),
-				"the 3 entries already in the stream", firstEntry, lastEntry, "will never be delivered to it",
+				"the 3 entries already in the stream", acctest.FirstEntry, acctest.LastEntry, "will never be delivered to it",
 				"only entries appended after the apply will be")
 			diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 0)
 		}},
 		{"empty stream", "head", func(t *testing.T, stream string) {
-			mustDo(t, testAdmin(t, testServer(t)).XGroupCreateMkStream(context.Background(), stream, "other", "$").Err())
+			acctest.MustDo(t, acctest.Admin(t, acctest.Server(t)).XGroupCreateMkStream(context.Background(), stream, "other", "$").Err())
 		}, func(t *testing.T, diags []diagtest.Diagnostic, _ string) {
 			diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 0)
 			diagtest.ExpectWarning(t, diags, diagtest.StreamCreatedSummary, 0)
@@ -51,8 +43,8 @@ func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 			diagtest.ExpectWarning(t, diags, diagtest.StreamCreatedSummary, 1, stream)
 		}},
 		{"existing group", "head", func(t *testing.T, stream string) {
-			seedEntries(t, stream)
-			mustDo(t, testAdmin(t, testServer(t)).XGroupCreate(context.Background(), stream, "billing", "$").Err())
+			acctest.SeedEntries(t, stream)
+			acctest.MustDo(t, acctest.Admin(t, acctest.Server(t)).XGroupCreate(context.Background(), stream, "billing", "$").Err())
 		}, func(t *testing.T, diags []diagtest.Diagnostic, _ string) {
 			diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1, "will not move its read position")
 			diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 0)
@@ -60,9 +52,9 @@ func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			stream := testKey(t)
+			stream := acctest.StreamKey(t)
 			tc.seed(t, stream)
-			tc.check(t, newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, tc.start), stream)
+			tc.check(t, newPlanPreview(t, map[string]string{"url": acctest.Server(t).URL()}).create(stream, tc.start), stream)
 		})
 	}
 }
@@ -71,22 +63,11 @@ func TestStreamGroupModifyPlan_saysWhatGroupStartReplaysOrSkips(t *testing.T) {
 // apply must not be read as "new": the plan names what each value would do.
 func TestStreamGroupModifyPlan_unknownGroupStartNamesBothOutcomes(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	seedEntries(t, stream)
-	diags := newPlanPreview(t, map[string]string{"url": testServer(t).URL()}).create(stream, tftypes.UnknownValue)
+	stream := acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
+	diags := newPlanPreview(t, map[string]string{"url": acctest.Server(t).URL()}).create(stream, tftypes.UnknownValue)
 	diagtest.ExpectWarning(t, diags, diagtest.ReplayOrSkipSummary, 1, "group_start is not known yet",
-		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", firstEntry, lastEntry)
+		`"head" would hand every one of them`, `"new" would never deliver them`, "3 entries", acctest.FirstEntry, acctest.LastEntry)
 	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 0)
 	diagtest.ExpectWarning(t, diags, diagtest.SkipSummary, 0)
-}
-
-func seedEntries(t *testing.T, stream string) {
-	valkeytest.XAdd(t, testAdmin(t, testServer(t)), stream, entriesSeed...)
-}
-
-func mustDo(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -15,23 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
-
-func testAccStreamGroupConfig(stream, name, start string) string {
-	return testAccNamedGroupConfig("test", stream, name, start)
-}
-
-// testAccNamedGroupConfig declares valkey_stream_group.<resource>.
-func testAccNamedGroupConfig(resource, stream, name, start string) string {
-	return fmt.Sprintf(`
-resource "valkey_stream_group" %[1]q {
-  stream      = %[2]q
-  name        = %[3]q
-  group_start = %[4]q
-}
-`, resource, stream, name, start)
-}
 
 // testAccCheckGroupsStay is a CheckDestroy: after destroy the groups must STILL be there.
 func testAccCheckGroupsStay(rdb *redis.Client, stream string, names ...string) func(*terraform.State) error {
@@ -47,12 +33,12 @@ func testAccCheckGroupsStay(rdb *redis.Client, stream string, names ...string) f
 
 func TestAccStreamGroup_create(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config: acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
 				plancheck.ExpectUnknownValue("valkey_stream_group.test", tfjsonpath.New("adopted")),
@@ -61,7 +47,7 @@ func TestAccStreamGroup_create(t *testing.T) {
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("id"), knownvalue.StringExact(stream+"/billing")),
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("new")),
-				checkServer(func() error {
+				acctest.CheckServer(func() error {
 					if typ := rdb.Type(context.Background(), stream).Val(); typ != "stream" {
 						return fmt.Errorf("TYPE %s = %q, want stream created by MKSTREAM", stream, typ)
 					}
@@ -70,7 +56,7 @@ func TestAccStreamGroup_create(t *testing.T) {
 			},
 		}, {
 			// A second plan with nothing changed is empty: Read confirms the group.
-			Config:   testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
+			Config:   acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new"),
 			PlanOnly: true,
 		}},
 	})
@@ -78,21 +64,21 @@ func TestAccStreamGroup_create(t *testing.T) {
 
 func TestAccStreamGroup_adoptsExistingGroup(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-0", Values: []string{"k", "v"}}).Err())
+				acctest.MustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, ID: "7-0", Values: []string{"k", "v"}}).Err())
 				if err := rdb.XGroupCreate(ctx, stream, "billing", "$").Err(); err != nil {
 					t.Fatal(err)
 				}
 			},
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
+			Config: acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "head"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
-				checkServer(func() error {
+				acctest.CheckServer(func() error {
 					g, _, err := valkeytest.Group(rdb, stream, "billing")
 					if err != nil {
 						return err
@@ -123,8 +109,8 @@ func readCount(rdb *redis.Client, stream, group string) (int, error) {
 
 func TestAccStreamGroup_headReplaysAndNewDoesNot(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	config := testAccProviderConfig(testServer(t)) + fmt.Sprintf(`
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	config := acctest.ProviderConfig(acctest.Server(t)) + fmt.Sprintf(`
 resource "valkey_stream_group" "replay" {
   stream      = %[1]q
   name        = "replay"
@@ -142,12 +128,12 @@ resource "valkey_stream_group" "tail" {
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
 				for range 3 {
-					mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "before"}}).Err())
+					acctest.MustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"order", "before"}}).Err())
 				}
 			},
 			Config: config,
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error {
+				acctest.CheckServer(func() error {
 					if n, err := readCount(rdb, stream, "replay"); err != nil || n != 3 {
 						return fmt.Errorf("head group delivered %d of the 3 earlier entries (err %w), want 3", n, err)
 					}
@@ -169,24 +155,24 @@ resource "valkey_stream_group" "tail" {
 
 func TestAccStreamGroup_wrongTypeFailsAndWritesNothing(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
 			PreConfig: func() { rdb.Set(ctx, stream, "not a stream", 0) },
-			Config:    testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "g", "new"),
+			Config:    acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "g", "new"),
 			// The plan-time check already meets the string; the apply-time XGROUP CREATE is covered by
 			// TestCLIStreamGroup_wrongTypeAfterPlanFailsApplyWritesNoState and internal/valkey.
 			ExpectError: regexp.MustCompile(`(?s)Consumer Group Cannot Be Created.*` + regexp.QuoteMeta(fmt.Sprintf("%q", stream)[:20]) +
 				`.*holds a string, not a\s+stream`),
 		}, {
 			// No resource in state: a configuration without it plans nothing to destroy.
-			Config: testAccProviderConfig(testServer(t)),
+			Config: acctest.ProviderConfig(acctest.Server(t)),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectEmptyPlan(),
 			}},
 			ConfigStateChecks: []statecheck.StateCheck{
-				checkServer(func() error {
+				acctest.CheckServer(func() error {
 					if v := rdb.Get(ctx, stream).Val(); v != "not a stream" {
 						return fmt.Errorf("the string at %s changed to %q", stream, v)
 					}
@@ -202,11 +188,11 @@ func TestAccStreamGroup_invalidGroupStartFailsAtPlan(t *testing.T) {
 	for _, start := range []string{"$", "0", "tail", ""} {
 		t.Run(fmt.Sprintf("%q", start), func(t *testing.T) {
 			t.Parallel()
-			rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+			rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "g", start),
+					Config:      acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "g", start),
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`(?s)group_start.*value must be one of:.*"new".*"head"`),
 				}},
@@ -221,15 +207,15 @@ func TestAccStreamGroup_invalidGroupStartFailsAtPlan(t *testing.T) {
 func TestAccStreamGroup_emptyStreamOrNameFailsAtPlan(t *testing.T) {
 	t.Parallel()
 	for attr, config := range map[string]string{
-		"stream": testAccStreamGroupConfig("", "g", "new"),
-		"name":   testAccStreamGroupConfig("s", "", "new"),
+		"stream": acctest.StreamGroupConfig("", "g", "new"),
+		"name":   acctest.StreamGroupConfig("s", "", "new"),
 	} {
 		t.Run(attr, func(t *testing.T) {
 			t.Parallel()
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      testAccProviderConfig(testServer(t)) + config,
+					Config:      acctest.ProviderConfig(acctest.Server(t)) + config,
 					PlanOnly:    true,
 					ExpectError: regexp.MustCompile(`(?s)Attribute ` + attr + ` string length must be at least 1`),
 				}},
@@ -240,7 +226,7 @@ func TestAccStreamGroup_emptyStreamOrNameFailsAtPlan(t *testing.T) {
 
 func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy: func(s *terraform.State) error {
@@ -256,8 +242,8 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 			return nil
 		},
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
-			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
+			Config: acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "head"),
+			ConfigStateChecks: []statecheck.StateCheck{acctest.CheckServer(func() error {
 				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}}).Err(); err != nil {
 					return err
 				}
@@ -272,8 +258,8 @@ func TestAccStreamGroup_destroyLeavesGroupAndEntries(t *testing.T) {
 
 func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new")
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	config := acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
@@ -290,7 +276,7 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(false)),
-					checkServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
 				},
 			},
 			{
@@ -301,7 +287,7 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 					plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionCreate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					checkServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
+					acctest.CheckServer(func() error { return valkeytest.CheckGroup(rdb, stream, "billing") }),
 				},
 			},
 		},
@@ -310,10 +296,10 @@ func TestAccStreamGroup_removedOutOfBandIsRecreated(t *testing.T) {
 
 func TestAccStreamGroup_import(t *testing.T) {
 	t.Parallel()
-	rdb := testAdmin(t, testServer(t))
+	rdb := acctest.Admin(t, acctest.Server(t))
 	// Keys with ":", "{", "}" and "/" round-trip: the ID splits at the last "/".
-	stream := testKey(t) + "/with/slashes"
-	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new")
+	stream := acctest.StreamKey(t) + "/with/slashes"
+	config := acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		CheckDestroy:             testAccCheckGroupsStay(rdb, stream, "billing"),
@@ -333,8 +319,8 @@ func TestAccStreamGroup_import(t *testing.T) {
 
 func TestAccStreamGroup_importBlockRecordsGroupStartWithoutReplacement(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	config := testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head") + fmt.Sprintf(`
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	config := acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "head") + fmt.Sprintf(`
 import {
   to = valkey_stream_group.test
   id = %q
@@ -367,7 +353,7 @@ import {
 
 func TestAccStreamGroup_importErrors(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	for _, tc := range []struct {
 		id   string
 		want string
@@ -382,7 +368,7 @@ func TestAccStreamGroup_importErrors(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:        testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "does-not-exist", "new"),
+					Config:        acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "does-not-exist", "new"),
 					ResourceName:  "valkey_stream_group.test",
 					ImportState:   true,
 					ImportStateId: tc.id,
@@ -395,13 +381,13 @@ func TestAccStreamGroup_importErrors(t *testing.T) {
 
 func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	var before string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{{
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "new"),
-			ConfigStateChecks: []statecheck.StateCheck{checkServer(func() error {
+			Config: acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "new"),
+			ConfigStateChecks: []statecheck.StateCheck{acctest.CheckServer(func() error {
 				// Move the group forward: one entry delivered.
 				if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: stream, Values: []string{"k", "1"}}).Err(); err != nil {
 					return err
@@ -417,14 +403,14 @@ func TestAccStreamGroup_groupStartChangeReplacesWithoutMovingGroup(t *testing.T)
 				return err
 			})},
 		}, {
-			Config: testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"),
+			Config: acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "head"),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("valkey_stream_group.test", plancheck.ResourceActionDestroyBeforeCreate),
 			}},
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("adopted"), knownvalue.Bool(true)),
 				statecheck.ExpectKnownValue("valkey_stream_group.test", tfjsonpath.New("group_start"), knownvalue.StringExact("head")),
-				checkServer(func() error {
+				acctest.CheckServer(func() error {
 					g, ok, err := valkeytest.Group(rdb, stream, "billing")
 					if err != nil || !ok {
 						return fmt.Errorf("group gone after replacement (err %w)", err)
@@ -446,8 +432,8 @@ func TestAccStreamGroup_refreshWithServerDownKeepsState(t *testing.T) {
 	t.Parallel()
 	// An own server with fsync'd persistence: the test kills it and brings it back.
 	srv := valkeytest.StartT(t, valkeytest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
-	stream := testKey(t)
-	config := testAccProviderConfig(srv) + testAccStreamGroupConfig(stream, "billing", "new")
+	stream := acctest.StreamKey(t)
+	config := acctest.ProviderConfig(srv) + acctest.StreamGroupConfig(stream, "billing", "new")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testAccProtoV6ProviderFactories,
 		Steps: []resource.TestStep{
