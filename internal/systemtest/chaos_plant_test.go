@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 )
 
 // Planted bugs: each is a mutation of one production function, built into a provider of its
@@ -366,7 +368,7 @@ func TestChaosPlantSites(t *testing.T) {
 		t.Run(plant.name, func(t *testing.T) {
 			t.Parallel()
 			overlay, err := plant.overlay(t.TempDir())
-			mustDo(t, err)
+			acctest.MustDo(t, err)
 			// Without optimisation: the check is that it compiles, and it compiles in half the time.
 			cmd := exec.Command("go", "build", "-gcflags=-N -l", "-overlay", overlay, "./"+plant.pkg)
 			cmd.Dir = "../.."
@@ -392,15 +394,15 @@ func TestChaosPlanted(t *testing.T) {
 	}
 	steps, maxSeeds, replays := 60, 40, 1
 	if v, err := envInt("CHAOS_STEPS"); err != nil || v > 0 {
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		steps = v
 	}
 	if v, err := envInt("CHAOS_PLANTED_SEEDS"); err != nil || v > 0 {
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		maxSeeds = v
 	}
 	if v, err := envInt("CHAOS_PLANTED_REPLAYS"); err != nil || v > 0 {
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		replays = v
 	}
 	// The plants run side by side (go test's -parallel, GOMAXPROCS by default): each builds its
@@ -430,7 +432,7 @@ func TestChaosPlanted(t *testing.T) {
 			t.Parallel()
 			needChaosServers(t, mode)
 			dir := t.TempDir()
-			mustDo(t, plant.build(dir))
+			acctest.MustDo(t, plant.build(dir))
 			seeds := chaosSeedList(t, plant.hintSeeds)
 			for s := int64(1); len(seeds) < maxSeeds; s++ {
 				if !slices.Contains(seeds, s) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 )
 
 // The campaign's report: CHAOS_CAMPAIGN names a Markdown file that TestChaos writes when it
@@ -117,7 +119,7 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 	for _, k := range slices.Sorted(maps.Keys(total.Checks)) {
 		fmt.Fprintf(&b, "| %s | %d |\n", k, total.Checks[k])
 	}
-	mustDo(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	acctest.MustDo(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	t.Logf("wrote the campaign's report to %s", path)
 }
 
@@ -125,13 +127,13 @@ func writeCampaign(t *testing.T, path string, cfg *chaosConfig, c *chaosCampaign
 func appendPlantsToCampaign(t *testing.T, path string, lines []string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	defer f.Close()
 	_, err = fmt.Fprintf(f, "\n## Planted bugs\n\nEach plant is a one-line mutation of the provider's source (`chaos_plant_test.go`); the campaign must catch it\n"+
 		"with an invariant that guards it. Replayed: the runs of the steps up to the failing one that failed there again, with the same\n"+
 		"invariant.\n\n| plant | mode | caught by | seed | at | runs to catch | replayed alike |\n|---|---|---|---:|---|---:|---:|\n%s",
 		strings.Join(lines, ""))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 }
 
 // command is the make command that runs cfg's campaign again.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 )
 
@@ -45,7 +46,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 		run.cli.write(renderChaosConfig(provider, run.declared, block))
 	}
 	pre, err := readChaosState(run.cli.dir)
-	mustDo(run.t, err)
+	acctest.MustDo(run.t, err)
 	move, moved := run.reshardBefore(ctx, s)
 	notes = append(notes, moved...)
 	before := run.model.clone()
@@ -101,7 +102,7 @@ func (run *chaosRun) cliStep(ctx context.Context, s chaosStep, rng *rand.Rand) *
 	}
 
 	post, err := readChaosState(run.cli.dir)
-	mustDo(run.t, err)
+	acctest.MustDo(run.t, err)
 	snap, err := readChaosServer(ctx, run.tg)
 	if err != nil {
 		run.t.Fatalf("%s: reading the server: %v", s, err)
@@ -229,7 +230,7 @@ func (run *chaosRun) unusedGroup(rng *rand.Rand) (string, string, bool) {
 // declaring it, or a new one.
 func (run *chaosRun) chooseImport(rng *rand.Rand) *chaosImport {
 	state, err := readChaosState(run.cli.dir)
-	mustDo(run.t, err)
+	acctest.MustDo(run.t, err)
 	declaredAt := func(g [2]string) int {
 		return slices.IndexFunc(run.declared, func(r chaosResource) bool { return r.Stream == g[0] && r.Name == g[1] })
 	}
@@ -302,9 +303,9 @@ func (run *chaosRun) converge() *chaosFailure {
 		return fail("the next plan is empty", fmt.Sprintf("plan after convergence: err %v, changes %v\n%s", plan.err, plan.changes, plan.output()))
 	}
 	state, err := readChaosState(run.cli.dir)
-	mustDo(run.t, err)
+	acctest.MustDo(run.t, err)
 	snap, err := readChaosServer(ctx, run.tg)
-	mustDo(run.t, err)
+	acctest.MustDo(run.t, err)
 	var problems []string
 	for _, r := range run.declared {
 		run.stats.Checks["every declared group is on the server and in state"]++

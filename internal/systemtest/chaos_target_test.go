@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -275,7 +276,7 @@ func startChaosCluster() (*chaosTarget, error) {
 // needChaosServers skips (or fails, under VALKEYTEST_REQUIRED) when the servers are missing.
 func needChaosServers(t *testing.T, mode chaosMode) {
 	t.Helper()
-	_ = testServer(t) // valkey-server
+	_ = acctest.Server(t) // valkey-server
 	if mode == chaosCluster {
 		valkeytest.LookPathT(t, "valkey-cli", "scripts/setup.sh valkey")
 	}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-version"
+
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 )
 
 // TestChaos is the randomized fault campaign: for each seed, a sequence of steps (chaos_gen_test.go)
@@ -178,7 +180,7 @@ func (cfg *chaosConfig) pluginDir(t *testing.T) string {
 		t.Fatalf("CHAOS_PLANT=%q names no planted bug (chaos_plant_test.go)", cfg.plant)
 	}
 	dir := t.TempDir()
-	mustDo(t, plant.build(dir))
+	acctest.MustDo(t, plant.build(dir))
 	return dir
 }
 
@@ -374,12 +376,12 @@ func (s *chaosStats) write(t *testing.T, report string, failure *chaosFailure) {
 		return
 	}
 	b, err := json.Marshal(s)
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	f, err := os.OpenFile(report, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	defer f.Close()
 	_, err = f.Write(append(b, '\n'))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 }
 
 // chaosRun is one campaign: a target, a working directory, the declared groups and the model.

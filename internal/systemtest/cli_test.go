@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
@@ -103,9 +104,9 @@ func newCLIRunWith(t *testing.T, config, pluginDir string) *cliRun {
 // to itself: the trace log is asked of it.
 func startCLI(t *testing.T, dir, rc string) *cliRun {
 	t.Helper()
-	mustDo(t, os.MkdirAll(dir, 0o755))
+	acctest.MustDo(t, os.MkdirAll(dir, 0o755))
 	tf, err := tfexec.NewTerraform(dir, os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -115,7 +116,7 @@ func startCLI(t *testing.T, dir, rc string) *cliRun {
 	env = tfexec.CleanEnv(env) // the variables terraform-exec refuses to take from SetEnv
 	env["TF_CLI_CONFIG_FILE"], env["CHECKPOINT_DISABLE"], env["VALKEY_PASSWORD"] = rc, "1", ""
 	r := &cliRun{t: t, tf: tf, dir: dir, env: env, ctx: t.Context()}
-	mustDo(t, errors.Join(tf.SetEnv(env), tf.SetLog("TRACE"), tf.SetLogPath(r.tracePath())))
+	acctest.MustDo(t, errors.Join(tf.SetEnv(env), tf.SetLog("TRACE"), tf.SetLogPath(r.tracePath())))
 	return r
 }
 
@@ -131,16 +132,16 @@ func needCLI(t *testing.T) {
 func cliVersion(t *testing.T) *version.Version {
 	t.Helper()
 	tf, err := tfexec.NewTerraform(t.TempDir(), os.Getenv("TF_ACC_TERRAFORM_PATH"))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	v, _, err := tf.Version(t.Context(), false)
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	return v
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	mustDo(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	mustDo(t, os.WriteFile(path, []byte(content), 0o600))
+	acctest.MustDo(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	acctest.MustDo(t, os.WriteFile(path, []byte(content), 0o600))
 }
 
 // write replaces main.tf.
@@ -417,7 +418,7 @@ func (r *cliRun) stateGroup(address string) stateGroup {
 func (r *cliRun) readState() []byte {
 	r.t.Helper()
 	b, err := os.ReadFile(filepath.Join(r.dir, "terraform.tfstate"))
-	mustDo(r.t, err)
+	acctest.MustDo(r.t, err)
 	return b
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -83,7 +84,7 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 	config := clusterProvider(cluster, fmt.Sprintf("db = %d", db), "min_replica_acks = 0")
 	for i := range streams {
 		streams[i] = fmt.Sprintf("%s:{s%d}:stream", prefix, i)
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), streams[i], "billing", "head")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), streams[i], "billing", "head")
 	}
 	config += fmt.Sprintf("data \"valkey_stream\" \"s0\" {\n  key        = %q\n  depends_on = [valkey_stream_group.g0]\n}\n"+
 		"output \"length\" {\n  value = data.valkey_stream.s0.length\n}\n", streams[0])
@@ -94,7 +95,7 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 	t.Cleanup(func() { _ = inDB.Close(); _ = in0.Close() })
 	valkeytest.XAdd(t, inDB, streams[0], "1-1", "2-1", "3-1", "4-1", "5-1")
 	valkeytest.XAdd(t, in0, streams[0], "1-1", "2-1")
-	mustDo(t, in0.XGroupCreate(ctx, streams[0], "decoy", "0").Err())
+	acctest.MustDo(t, in0.XGroupCreate(ctx, streams[0], "decoy", "0").Err())
 	r := newCLIRun(t, config)
 
 	plan := r.plan().must(t, true)
@@ -124,7 +125,7 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 	owner1 := ownerOf(t, cluster, streams[1])
 	drift := owner1.ClientDB(db)
 	t.Cleanup(func() { _ = drift.Close() })
-	mustDo(t, drift.XGroupDestroy(ctx, streams[1], "billing").Err())
+	acctest.MustDo(t, drift.XGroupDestroy(ctx, streams[1], "billing").Err())
 	if res := r.plan().must(t, true); !res.changes || res.summary == nil || res.summary.Add != 1 {
 		t.Fatalf("plan after the group was destroyed in database %d: %+v\n%s", db, res.summary, res.output())
 	}
@@ -137,8 +138,8 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 	owner2 := ownerOf(t, cluster, streams[2])
 	other := owner2.ClientDB(db)
 	t.Cleanup(func() { _ = other.Close() })
-	mustDo(t, other.XGroupCreate(ctx, streams[2], "audit", "0").Err())
-	r.write(config + testAccNamedGroupConfig("imported", streams[2], "audit", "head"))
+	acctest.MustDo(t, other.XGroupCreate(ctx, streams[2], "audit", "0").Err())
+	r.write(config + acctest.NamedGroupConfig("imported", streams[2], "audit", "head"))
 	r.importID("valkey_stream_group.imported", streams[2]+"/audit").must(t, true)
 	if g := r.stateGroup("imported"); g.Stream != streams[2] || g.Name != "audit" {
 		t.Errorf("imported %+v", g)
@@ -171,7 +172,7 @@ func TestCLICluster_databaseRefused(t *testing.T) {
 	prefix := valkeytest.Key(t, "emq-%s")
 	config := clusterProvider(cluster, "db = 3", "min_replica_acks = 0")
 	for i := range 3 {
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), fmt.Sprintf("%s:{s%d}:stream", prefix, i), "billing", "new")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), fmt.Sprintf("%s:{s%d}:stream", prefix, i), "billing", "new")
 	}
 	r := newCLIRun(t, config)
 	said := []string{"SELECT 3 failed", "of cluster " + cluster.Addrs()[0], "ERR ", "no database 3", "`cluster-databases`", "db (or VALKEY_DB) to 0"}
@@ -201,12 +202,12 @@ func TestCLICluster_databaseRefused(t *testing.T) {
 		t.Errorf("state holds %+v", groups)
 	}
 	for _, s := range cluster.Nodes {
-		rdb := testAdmin(t, s)
+		rdb := acctest.Admin(t, s)
 		if n := valkeytest.CommandCalls(t, rdb, "xgroup|create"); n != 0 {
 			t.Errorf("%s ran XGROUP CREATE %d times", s.Addr(), n)
 		}
 		dbs, err := valkeytest.Databases(context.Background(), s)
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		for db := range dbs {
 			one := s.ClientDB(db)
 			if n, err := one.DBSize(context.Background()).Result(); err != nil || n != 0 {
@@ -231,7 +232,7 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 	config := clusterProvider(cluster, `replica_ack_timeout = "300ms"`)
 	for i := range streams {
 		streams[i] = fmt.Sprintf("%s:{s%d}:stream", prefix, i)
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), streams[i], "billing", "new")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), streams[i], "billing", "new")
 	}
 	r := newCLIRun(t, config)
 	r.apply().must(t, true)
@@ -242,7 +243,7 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 		}
 		readOnly := replicas[0].Client()
 		conn := readOnly.Conn()
-		mustDo(t, conn.ReadOnly(ctx).Err())
+		acctest.MustDo(t, conn.ReadOnly(ctx).Err())
 		if groups, err := conn.XInfoGroups(ctx, stream).Result(); err != nil || len(groups) != 1 {
 			t.Errorf("the replica %s of %s's owner holds %v (err %v) right after the apply", replicas[0].Addr(), stream, groups, err)
 		}
@@ -252,9 +253,9 @@ func TestCLICluster_minReplicaAcks(t *testing.T) {
 
 	owner := ownerOf(t, cluster, streams[0])
 	replicas, err := cluster.Replicas(ctx, valkey.HashSlot(streams[0]))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	replicas[0].Stop()
-	r.write(config + testAccNamedGroupConfig("late", streams[0], "late", "new"))
+	r.write(config + acctest.NamedGroupConfig("late", streams[0], "late", "new"))
 	apply := r.apply().must(t, false)
 	errs := diagtest.Find(apply.diags, tfjson.DiagnosticSeverityError, "Consumer Group Not Confirmed By Replicas")
 	if len(errs) != 1 || !strings.Contains(diagtest.Unwrap(errs[0].Detail), "at node "+owner.Addr()+" of cluster") ||
@@ -282,7 +283,7 @@ func TestCLICluster_planFailsFastWhenAnnouncedNodesNeverAnswer(t *testing.T) {
 
 	config := clusterProvider(cluster, "min_replica_acks = 0")
 	for i := range 3 {
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), valkeytest.Key(t, fmt.Sprintf("emq:{%%s-%d}:stream", i)), "billing", "new")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), valkeytest.Key(t, fmt.Sprintf("emq:{%%s-%d}:stream", i)), "billing", "new")
 	}
 	r := newCLIRun(t, config)
 	started := time.Now()

@@ -11,6 +11,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -68,7 +69,7 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 
 	config := clusterProvider(cluster, fmt.Sprintf("db = %d", db), "min_replica_acks = 0")
 	for i, stream := range []string{moved, staying, nowhere} {
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, "billing", "head")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), stream, "billing", "head")
 	}
 	r := newCLIRun(t, config)
 	query := atLeast(t, "1.14.0")
@@ -88,8 +89,8 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 	}
 
 	migration, err := cluster.BeginMigration(ctx, slot, target)
-	mustDo(t, err)
-	mustDo(t, migration.Move(ctx, db, moved))
+	acctest.MustDo(t, err)
+	acctest.MustDo(t, migration.Move(ctx, db, moved))
 	if source.Groups(t, db, staying) == nil || target.Groups(t, db, moved) == nil {
 		t.Fatal("the migration did not leave one stream on each side")
 	}
@@ -115,7 +116,7 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 		p.XGroupDestroy(ctx, moved, "billing")
 		return nil
 	})
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	if res := r.plan().must(t, true); !res.changes || res.summary == nil || res.summary.Add != 1 {
 		t.Fatalf("plan after the group on the moved stream was destroyed: %+v\n%s", res.summary, res.output())
 	}
@@ -125,7 +126,7 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 	expectQuery(all...)
 
 	// The migration completes: B owns everything, and nothing has to change.
-	mustDo(t, migration.Finish(ctx))
+	acctest.MustDo(t, migration.Finish(ctx))
 	if owner := ownerOf(t, cluster, tag); owner != target {
 		t.Fatalf("slot %d is served by %s after the migration; want %s", slot, owner.Addr(), target.Addr())
 	}
@@ -162,23 +163,23 @@ func TestCLICluster_applyDuringAtomicSlotMigration(t *testing.T) {
 		}
 		return nil
 	})
-	mustDo(t, err)
-	admin := testAdmin(t, source)
-	mustDo(t, admin.ConfigSet(ctx, "rdb-key-save-delay", "10000").Err())
+	acctest.MustDo(t, err)
+	admin := acctest.Admin(t, source)
+	acctest.MustDo(t, admin.ConfigSet(ctx, "rdb-key-save-delay", "10000").Err())
 
 	config := clusterProvider(cluster, fmt.Sprintf("db = %d", db), "min_replica_acks = 0") +
-		testAccNamedGroupConfig("existing", existing, "billing", "head") +
-		testAccNamedGroupConfig("fresh", fresh, "billing", "new")
+		acctest.NamedGroupConfig("existing", existing, "billing", "head") +
+		acctest.NamedGroupConfig("fresh", fresh, "billing", "new")
 	r := newCLIRun(t, config)
-	mustDo(t, cluster.MigrateSlotAtomically(ctx, valkey.HashSlot(tag), target))
+	acctest.MustDo(t, cluster.MigrateSlotAtomically(ctx, valkey.HashSlot(tag), target))
 	started := time.Now()
 	apply := r.apply().must(t, true)
 	if owner := ownerOf(t, cluster, tag); owner != source {
 		t.Fatalf("the migration ended %v after it started, before the apply did: the test did not apply during it", time.Since(started))
 	}
 	noCheckSkipped(t, apply)
-	mustDo(t, cluster.WaitOwner(ctx, valkey.HashSlot(tag), target, time.Minute))
-	mustDo(t, admin.ConfigSet(ctx, "rdb-key-save-delay", "0").Err())
+	acctest.MustDo(t, cluster.WaitOwner(ctx, valkey.HashSlot(tag), target, time.Minute))
+	acctest.MustDo(t, admin.ConfigSet(ctx, "rdb-key-save-delay", "0").Err())
 	expectGroupsOn(t, target, db, map[string][]string{existing: {"billing"}, fresh: {"billing"}})
 	noCheckSkipped(t, r.expectEmptyPlan())
 }
@@ -203,16 +204,16 @@ func TestCLICluster_planAndApplyWhileSlotNodesDisagree(t *testing.T) {
 	}
 	seed := ownerOf(t, cluster, steady).Client()
 	t.Cleanup(func() { _ = seed.Close() })
-	mustDo(t, seed.XGroupCreate(ctx, steady, "billing", "0").Err())
+	acctest.MustDo(t, seed.XGroupCreate(ctx, steady, "billing", "0").Err())
 	source := ownerOf(t, cluster, stuck)
 	target := otherPrimary(t, cluster, source)
 	migration, err := cluster.BeginMigration(ctx, valkey.HashSlot(stuck), target)
-	mustDo(t, err)
-	mustDo(t, migration.Move(ctx, 0, stuck))
-	mustDo(t, migration.StopImporting(ctx))
+	acctest.MustDo(t, err)
+	acctest.MustDo(t, migration.Move(ctx, 0, stuck))
+	acctest.MustDo(t, migration.StopImporting(ctx))
 
 	r := newCLIRun(t, clusterProvider(cluster, "min_replica_acks = 0")+
-		testAccNamedGroupConfig("stuck", stuck, "billing", "head")+testAccNamedGroupConfig("steady", steady, "billing", "head"))
+		acctest.NamedGroupConfig("stuck", stuck, "billing", "head")+acctest.NamedGroupConfig("steady", steady, "billing", "head"))
 	plan := r.plan().must(t, true)
 	redirected := func(command string) []string {
 		return []string{fmt.Sprintf("kept redirecting %s on key %q (slot %d)", command, stuck, migration.Slot),
@@ -237,7 +238,7 @@ func TestCLICluster_planAndApplyWhileSlotNodesDisagree(t *testing.T) {
 			t.Errorf("apply error %q does not say %q", errs[0].Detail, f)
 		}
 	}
-	mustDo(t, migration.ResumeImporting(ctx))
+	acctest.MustDo(t, migration.ResumeImporting(ctx))
 	if groups := target.Groups(t, 0, stuck); len(groups) != 0 {
 		t.Errorf("the target holds groups %v on %s after a create the nodes only redirected", groups, stuck)
 	}

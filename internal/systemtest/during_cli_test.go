@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -19,8 +20,8 @@ import (
 func TestCLIStreamGroup_groupCreatedRightBeforeTheCreateIsAdopted(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
-	admin := testAdmin(t, srv)
-	stream := testKey(t)
+	admin := acctest.Admin(t, srv)
+	stream := acctest.StreamKey(t)
 	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Key: stream, Group: "billing", Times: 1,
 		Before: func() {
 			if err := admin.XGroupCreateMkStream(context.Background(), stream, "billing", "0").Err(); err != nil {
@@ -28,7 +29,7 @@ func TestCLIStreamGroup_groupCreatedRightBeforeTheCreateIsAdopted(t *testing.T) 
 			}
 		}})
 	provider := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  min_replica_acks = 0\n}\n", proxy.URL())
-	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
+	r := newCLIRun(t, provider+acctest.StreamGroupConfig(stream, "billing", "new"))
 	diags := r.apply().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.AdoptedSummary, 1)
 	if groups := r.stateGroups(); len(groups) != 1 || !groups[0].Adopted {
@@ -43,8 +44,8 @@ func TestCLIStreamGroup_groupCreatedRightBeforeTheCreateIsAdopted(t *testing.T) 
 func TestCLIStreamGroup_restartRightBeforeTheCreateIsOutcomeUnknown(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t, chaosPersistence)
-	admin := testAdmin(t, srv)
-	stream := testKey(t)
+	admin := acctest.Admin(t, srv)
+	stream := acctest.StreamKey(t)
 	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Key: stream, Group: "billing", Times: 1,
 		Before: func() {
 			srv.Stop()
@@ -56,7 +57,7 @@ func TestCLIStreamGroup_restartRightBeforeTheCreateIsOutcomeUnknown(t *testing.T
 			}
 		}})
 	provider := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n  min_replica_acks = 0\n}\n", proxy.URL())
-	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
+	r := newCLIRun(t, provider+acctest.StreamGroupConfig(stream, "billing", "new"))
 	failed := r.apply().must(t, false)
 	expectErrorsOnly(t, failed, "billing", "Consumer Group Outcome Unknown")
 	if groups := r.stateGroups(); len(groups) != 0 {

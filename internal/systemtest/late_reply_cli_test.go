@@ -10,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -30,7 +31,7 @@ func TestCLIStreamGroup_lateReplyIsOutcomeUnknown(t *testing.T) {
 	t.Run("standalone", func(t *testing.T) {
 		t.Parallel()
 		srv := valkeytest.StartT(t)
-		admin := testAdmin(t, srv)
+		admin := acctest.Admin(t, srv)
 		proxy := faultproxy.StartProxyT(t, srv.Addr(), late)
 		provider := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n%s}\n", proxy.URL(), settings)
 		expectLateReplyOutcomeUnknown(t, provider, proxy.Addr(), []*redis.Client{admin})
@@ -44,7 +45,7 @@ func TestCLIStreamGroup_lateReplyIsOutcomeUnknown(t *testing.T) {
 		var admins []*redis.Client
 		quoted := make([]string, len(pc.Proxies))
 		for i, n := range pc.Nodes {
-			admins = append(admins, testAdmin(t, n))
+			admins = append(admins, acctest.Admin(t, n))
 			quoted[i] = strconv.Quote(pc.ProxyAddrs()[i])
 		}
 		provider := fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%s]\n  }\n%s}\n", strings.Join(quoted, ", "), settings)
@@ -56,8 +57,8 @@ func TestCLIStreamGroup_lateReplyIsOutcomeUnknown(t *testing.T) {
 // addr is how the error names the server; admins reach every node directly.
 func expectLateReplyOutcomeUnknown(t *testing.T, provider, addr string, admins []*redis.Client) {
 	t.Helper()
-	stream := testKey(t)
-	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "late", "head"))
+	stream := acctest.StreamKey(t)
+	r := newCLIRun(t, provider+acctest.StreamGroupConfig(stream, "late", "head"))
 	expectOutcomeUnknownThenAdopted(t, r, stream, "late", addr, admins,
 		"its reply was lost: the server did not answer within command_timeout (", "i/o timeout", "raise command_timeout")
 }

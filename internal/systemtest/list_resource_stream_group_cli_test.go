@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -67,7 +68,7 @@ func foundBy(res cliResult) queryFound {
 // nothing.
 func TestCLIStreamGroupList_findsNamedAndMatchedGroups(t *testing.T) {
 	t.Parallel()
-	rdb, prefix := testAdmin(t, testServer(t)), valkeytest.Key(t, "emq:{%s}:")
+	rdb, prefix := acctest.Admin(t, acctest.Server(t)), valkeytest.Key(t, "emq:{%s}:")
 	for stream, groups := range map[string][]string{
 		prefix + "orders/eu": {"billing", "team/audit"},
 		prefix + "orders/us": {"billing"},
@@ -80,9 +81,9 @@ func TestCLIStreamGroupList_findsNamedAndMatchedGroups(t *testing.T) {
 			}
 		}
 	}
-	mustDo(t, rdb.Set(t.Context(), prefix+"orders/text", "not a stream", 0).Err())
-	mustDo(t, rdb.HSet(t.Context(), prefix+"payments/hash", "f", "v").Err())
-	r := newQueryRun(t, testAccProviderConfig(testServer(t)),
+	acctest.MustDo(t, rdb.Set(t.Context(), prefix+"orders/text", "not a stream", 0).Err())
+	acctest.MustDo(t, rdb.HSet(t.Context(), prefix+"payments/hash", "f", "v").Err())
+	r := newQueryRun(t, acctest.ProviderConfig(acctest.Server(t)),
 		queryConfig("orders", fmt.Sprintf("match = %q", prefix+"orders/*"))+
 			queryConfig("named", fmt.Sprintf("streams = [%q, %q, %q]", prefix+"payments", prefix+"payments/hash", prefix+"missing")))
 
@@ -98,7 +99,7 @@ func TestCLIStreamGroupList_findsNamedAndMatchedGroups(t *testing.T) {
 		t.Errorf("display names %q do not name group team/audit of %s", found.displayNames, prefix+"orders/eu")
 	}
 	n, err := rdb.Exists(t.Context(), prefix+"missing").Result()
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	if n != 0 {
 		t.Errorf("the query created %s", prefix+"missing")
 	}
@@ -115,10 +116,10 @@ func TestCLIStreamGroupList_clusterScansEveryPrimary(t *testing.T) {
 	var want []string
 	for i := range 9 {
 		stream := fmt.Sprintf("emq:{tenant-%d}:stream/main", i)
-		mustDo(t, admin.XGroupCreateMkStream(t.Context(), stream, "team/billing", "$").Err())
+		acctest.MustDo(t, admin.XGroupCreateMkStream(t.Context(), stream, "team/billing", "$").Err())
 		want = append(want, stream+" team/billing")
 	}
-	mustDo(t, admin.Set(t.Context(), "emq:{tenant-x}:stream/main", "not a stream", 0).Err())
+	acctest.MustDo(t, admin.Set(t.Context(), "emq:{tenant-x}:stream/main", "not a stream", 0).Err())
 	slices.Sort(want)
 	r.write(fmt.Sprintf("provider \"valkey\" {\n  cluster = {\n    addresses = [%q]\n  }\n}\n", cluster.Addrs()[0]))
 
@@ -134,15 +135,15 @@ func TestCLIStreamGroupList_clusterScansEveryPrimary(t *testing.T) {
 func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t) // its own, so that the command counts are this test's
-	rdb := testAdmin(t, srv)
+	rdb := acctest.Admin(t, srv)
 	listed := map[string][]string{"orders/eu": {"billing", "team/audit"}, "orders/us": {"billing"}}
 	for stream, groups := range listed {
 		for _, g := range groups {
-			mustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, g, "$").Err())
+			acctest.MustDo(t, rdb.XGroupCreateMkStream(t.Context(), stream, g, "$").Err())
 		}
 	}
-	mustDo(t, rdb.XGroupCreateMkStream(t.Context(), "payments", "billing", "$").Err()) // not matched: stays out
-	r := newQueryRun(t, testAccProviderConfig(srv), queryConfig("orders", `match = "orders/*"`))
+	acctest.MustDo(t, rdb.XGroupCreateMkStream(t.Context(), "payments", "billing", "$").Err()) // not matched: stays out
+	r := newQueryRun(t, acctest.ProviderConfig(srv), queryConfig("orders", `match = "orders/*"`))
 
 	r.query(tfexec.GenerateConfigOut("generated.tf")).must(t, true)
 	path := filepath.Join(r.dir, "generated.tf")
@@ -170,7 +171,7 @@ func TestCLIStreamGroupList_generatedConfigImportsWhatWasListedAndCreatesNothing
 	}
 	// The user declares the start of every group, then applies.
 	writeFile(t, path, strings.ReplaceAll(string(generated), "group_start = null", `group_start = "new"`))
-	mustDo(t, rdb.ConfigResetStat(t.Context()).Err())
+	acctest.MustDo(t, rdb.ConfigResetStat(t.Context()).Err())
 	res := r.apply().must(t, true)
 	if n := valkeytest.CommandCalls(t, rdb, "xgroup|create"); n != 0 {
 		t.Errorf("apply sent XGROUP CREATE %d times, want none", n)
@@ -209,7 +210,7 @@ func TestCLIStreamGroupList_unreachableServerFailsTheQueryNamingTheAddress(t *te
 
 func TestCLIStreamGroupList_configWithoutStreamsOrMatchFailsOnTheAttribute(t *testing.T) {
 	t.Parallel()
-	r := newQueryRun(t, testAccProviderConfig(testServer(t)), queryConfig("nothing", ""))
+	r := newQueryRun(t, acctest.ProviderConfig(acctest.Server(t)), queryConfig("nothing", ""))
 	res := r.query().must(t, false)
 	if errs := diagtest.Find(res.diags, tfjson.DiagnosticSeverityError, "Streams Or Match Required"); len(errs) != 1 {
 		t.Errorf("diagnostics %+v; want Streams Or Match Required", res.diags)

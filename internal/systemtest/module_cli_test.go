@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-version"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -37,12 +38,12 @@ func moduleTestRun(t *testing.T, testFile string) *cliRun {
 		t.Skipf("the module tests need mock_provider (Terraform 1.7, OpenTofu 1.8); this CLI is %s", v)
 	}
 	files, err := filepath.Glob(filepath.Join(moduleDir, "*.tf"))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	for _, f := range append(files, filepath.Join(moduleDir, "tests", testFile)) {
 		b, err := os.ReadFile(f)
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		rel, err := filepath.Rel(moduleDir, f)
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		writeFile(t, filepath.Join(r.dir, rel), string(b))
 	}
 	return r
@@ -115,9 +116,9 @@ func (m moduleTestResult) expectPassed(t *testing.T, res cliResult, runs ...stri
 func TestCLIModuleTests_streamGroups(t *testing.T) {
 	t.Parallel()
 	r := moduleTestRun(t, "stream_groups.tftest.hcl")
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	seedEntries(t, stream)
-	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
+	proxy := faultproxy.StartProxyT(t, acctest.Server(t).Addr())
 	r.env["VALKEY_URL"] = proxy.URL()
 	r.put("terraform.tfvars", "stream = "+jsonString(stream)+"\n")
 
@@ -137,10 +138,10 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 		t.Error("the tests against a server opened no connection to it")
 	}
 
-	last := entriesSeed[len(entriesSeed)-1]
+	last := acctest.EntriesSeed[len(acctest.EntriesSeed)-1]
 	for name, wantDelivered := range map[string]string{"billing": "0-0", "shipping": last} {
 		g, ok, err := valkeytest.Group(rdb, stream, name)
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		if !ok {
 			t.Errorf("group %q is not on the server after the test's destroy", name)
 		} else if g.LastDeliveredID != wantDelivered {
@@ -155,7 +156,7 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 func TestCLIModuleTests_mockedReachNoServer(t *testing.T) {
 	t.Parallel()
 	r := moduleTestRun(t, "mocked.tftest.hcl")
-	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
+	proxy := faultproxy.StartProxyT(t, acctest.Server(t).Addr())
 	r.env["VALKEY_URL"] = proxy.URL()
 
 	m, res := r.test()
@@ -168,7 +169,7 @@ func TestCLIModuleTests_mockedReachNoServer(t *testing.T) {
 	}
 
 	files, err := filepath.Glob(filepath.Join(moduleDir, "tests", "*"))
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	for i, f := range files {
 		files[i] = filepath.Base(f)
 	}

@@ -17,6 +17,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -95,11 +96,11 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 // only the planned group_start.
 func TestCLIPipeline_reviewKeepsWhatTheSavedPlanDoesNot(t *testing.T) {
 	t.Parallel()
-	rdb, small, large, fresh := testAdmin(t, testServer(t)), testKey(t), testKey(t), testKey(t)
-	seedEntries(t, small) // 3 entries
+	rdb, small, large, fresh := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t), acctest.StreamKey(t), acctest.StreamKey(t)
+	acctest.SeedEntries(t, small) // 3 entries
 	valkeytest.XAdd(t, rdb, large, "1-0", "2-0", "3-0", "4-0", "5-0")
-	mustDo(t, rdb.XGroupCreate(t.Context(), small, "ledger", "$").Err())
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+fmt.Sprintf(`
+	acctest.MustDo(t, rdb.XGroupCreate(t.Context(), small, "ledger", "$").Err())
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+fmt.Sprintf(`
 resource "valkey_stream_group" "svc" {
   for_each    = { audit = "head", shipping = "new" }
   stream      = %[2]q
@@ -107,9 +108,9 @@ resource "valkey_stream_group" "svc" {
   group_start = each.value
 }
 `, small, large)+
-		testAccNamedGroupConfig("billing", small, "billing", "head")+
-		testAccNamedGroupConfig("ledger", small, "ledger", "head")+
-		testAccNamedGroupConfig("fresh", fresh, "fresh", "head"))
+		acctest.NamedGroupConfig("billing", small, "billing", "head")+
+		acctest.NamedGroupConfig("ledger", small, "ledger", "head")+
+		acctest.NamedGroupConfig("fresh", fresh, "fresh", "head"))
 
 	plan := r.plan(tfexec.Out(planFile)).must(t, true)
 	for _, d := range plan.diags { // all but the CLI's own warning about the dev override
@@ -144,12 +145,12 @@ resource "valkey_stream_group" "svc" {
 func TestCLIPipeline_serverDownIsInTheReviewNotInTheSavedPlan(t *testing.T) {
 	t.Parallel()
 	port, err := valkeytest.FreePort()
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	address := fmt.Sprintf("127.0.0.1:%d", port)
-	stream := testKey(t)
+	stream := acctest.StreamKey(t)
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+address+"/0")+
-		testAccNamedGroupConfig("billing", stream, "billing", "head")+
-		testAccNamedGroupConfig("audit", stream, "audit", "new"))
+		acctest.NamedGroupConfig("billing", stream, "billing", "head")+
+		acctest.NamedGroupConfig("audit", stream, "audit", "new"))
 
 	plan := r.plan(tfexec.Out(planFile)).must(t, true)
 	review := planReview(t, plan.stdout)
@@ -172,7 +173,7 @@ func opaPath(t *testing.T) string {
 	dir := os.Getenv("TPV_BIN_DIR")
 	if dir == "" {
 		cache, err := os.UserCacheDir()
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		dir = filepath.Join(cache, "terraform-provider-valkey", "bin")
 	}
 	if bin := filepath.Join(dir, "opa"); exec.Command(bin, "version").Run() == nil {
@@ -197,15 +198,15 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 			t.Fatalf("opa %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	protected, other := testKey(t), testKey(t)
-	seedEntries(t, protected)
-	seedEntries(t, other)
-	provider := testAccProviderConfig(testServer(t))
+	protected, other := acctest.StreamKey(t), acctest.StreamKey(t)
+	acctest.SeedEntries(t, protected)
+	acctest.SeedEntries(t, other)
+	provider := acctest.ProviderConfig(acctest.Server(t))
 	anchor := "resource \"terraform_data\" \"anchor\" {\n  input = \"kept\"\n}\n"
 	r := newCLIRun(t, provider+anchor+
-		testAccNamedGroupConfig("billing", protected, "billing", "head")+
-		testAccNamedGroupConfig("shipping", protected, "shipping", "new")+
-		testAccNamedGroupConfig("elsewhere", other, "elsewhere", "head"))
+		acctest.NamedGroupConfig("billing", protected, "billing", "head")+
+		acctest.NamedGroupConfig("shipping", protected, "shipping", "new")+
+		acctest.NamedGroupConfig("elsewhere", other, "elsewhere", "head"))
 
 	// deny saves a plan of the current configuration and returns what the policy denies.
 	deny := func(approved ...string) ([]string, savedPlan) {
@@ -215,7 +216,7 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, "plan.json"), string(js))
 		approvals, err := json.Marshal(map[string]any{"valkey": map[string]any{"protected_streams": []string{protected}, "approved_head": approved}})
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		writeFile(t, filepath.Join(dir, "approvals.json"), string(approvals))
 		out, err := exec.Command(opa, "eval", "--format", "json", "--data", policyDir, "--data", filepath.Join(dir, "approvals.json"),
 			"--input", filepath.Join(dir, "plan.json"), "data.terraform.valkey.deny").Output()
@@ -225,7 +226,7 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 		var result struct {
 			Result []struct{ Expressions []struct{ Value []string } }
 		}
-		mustDo(t, json.Unmarshal(out, &result))
+		acctest.MustDo(t, json.Unmarshal(out, &result))
 		if len(result.Result) != 1 || len(result.Result[0].Expressions) != 1 {
 			t.Fatalf("opa eval: no result: %s", out)
 		}
@@ -243,9 +244,9 @@ func TestCLIPipeline_policyNeedsApprovalForHeadAndLetsStateOnlyDeletesThrough(t 
 
 	// shipping: new -> head replaces the resource, and the new Create adopts the same group.
 	r.write(provider + anchor +
-		testAccNamedGroupConfig("billing", protected, "billing", "head") +
-		testAccNamedGroupConfig("shipping", protected, "shipping", "head") +
-		testAccNamedGroupConfig("elsewhere", other, "elsewhere", "head"))
+		acctest.NamedGroupConfig("billing", protected, "billing", "head") +
+		acctest.NamedGroupConfig("shipping", protected, "shipping", "head") +
+		acctest.NamedGroupConfig("elsewhere", other, "elsewhere", "head"))
 	denied, saved := deny()
 	if got := saved["valkey_stream_group.shipping"]; got == nil || !got.Actions.DestroyBeforeCreate() {
 		t.Errorf("a group_start change is planned as %+v, want [delete create]", got)
@@ -280,31 +281,31 @@ func TestCLIPipeline_installedProviderInitsFromTheImpliedLocalMirror(t *testing.
 	plugins := filepath.Join(home, ".terraform.d", "plugins")
 	version, platform := install(t, plugins)
 	versions, err := os.ReadFile("../../examples/ci/versions.tf")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	constraint := regexp.MustCompile(`(?m)^\s+version\s*=\s*"([^"]+)"`).FindSubmatch(versions)
 	if constraint == nil {
 		t.Fatal("examples/ci/versions.tf declares no version constraint")
 	}
 
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	seedEntries(t, stream)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
 	empty := filepath.Join(home, "empty.tfrc")
 	writeFile(t, empty, "")
-	r := installedRun(t, home, empty, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	r := installedRun(t, home, empty, string(versions), acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "head"))
 	r.mustInit(version, string(constraint[1]))
 	r.expectPlanApplyPlan(rdb, stream)
 
 	// A CI image: the mirror elsewhere, named by the CLI configuration; HOME holds nothing.
 	mirror := filepath.Join(t.TempDir(), "mirror")
-	mustDo(t, os.Rename(plugins, mirror))
+	acctest.MustDo(t, os.Rename(plugins, mirror))
 	ci, err := os.ReadFile("../../examples/ci/cli.tfrc")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	if !strings.Contains(string(ci), `"/opt/terraform/plugins"`) {
 		t.Fatal("examples/ci/cli.tfrc no longer names /opt/terraform/plugins")
 	}
 	config := filepath.Join(home, "ci.tfrc")
 	writeFile(t, config, strings.ReplaceAll(string(ci), `"/opt/terraform/plugins"`, fmt.Sprintf("%q", mirror)))
-	image := installedRun(t, t.TempDir(), config, string(versions), testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	image := installedRun(t, t.TempDir(), config, string(versions), acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "head"))
 	image.mustInit(version, string(constraint[1]))
 	image.installed(image.plan())
 	if _, err := os.Stat(filepath.Join(mirror, cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io"), "echomq", "valkey", version, platform)); err != nil {
@@ -370,7 +371,7 @@ func (r installedCLIRun) expectPlanApplyPlan(rdb *redis.Client, stream string) {
 		r.t.Errorf("the installed provider said nothing about the group it plans to create on a stream with entries: %+v", diags)
 	}
 	r.installed(r.apply())
-	mustDo(r.t, valkeytest.CheckGroup(rdb, stream, "billing"))
+	acctest.MustDo(r.t, valkeytest.CheckGroup(rdb, stream, "billing"))
 	if r.installed(r.plan()).changes {
 		r.t.Error("the plan after the apply has changes")
 	}
@@ -393,7 +394,7 @@ func (r installedCLIRun) mustInit(version, constraint string) {
 	r.installed(r.initialize())
 	host := cmp.Or(os.Getenv("TF_ACC_PROVIDER_HOST"), "registry.terraform.io")
 	lock, err := os.ReadFile(filepath.Join(r.dir, ".terraform.lock.hcl"))
-	mustDo(r.t, err)
+	acctest.MustDo(r.t, err)
 	for _, want := range []string{fmt.Sprintf(`provider %q {`, host+"/echomq/valkey"), `version     = "` + version + `"`,
 		`constraints = "` + constraint + `"`, `"h1:`} {
 		if !strings.Contains(string(lock), want) {

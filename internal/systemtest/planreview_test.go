@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
@@ -41,7 +42,7 @@ func TestPlanReview_SortsEveryWarning(t *testing.T) {
 	want := map[string]string{} // address -> the row the review must hold
 	message := func(v map[string]any) {
 		b, err := json.Marshal(v)
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		lines = append(lines, string(b))
 	}
 	warning := func(address, summary string) {

@@ -14,6 +14,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -36,7 +37,7 @@ type documentedACL struct {
 func readDocumentedACL(t *testing.T) documentedACL {
 	t.Helper()
 	b, err := os.ReadFile("../../templates/index.md.tmpl")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	_, section, ok := strings.Cut(string(b), "\n## Minimal ACL\n")
 	if !ok {
 		t.Fatal("templates/index.md.tmpl has no Minimal ACL section")
@@ -197,7 +198,7 @@ func grantAll(t *testing.T, nodes []*valkeytest.Server, user, perms string) {
 		}
 		err := rdb.Do(context.Background(), args...).Err()
 		_ = rdb.Close()
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 	}
 }
 
@@ -210,15 +211,15 @@ func runMinimalACL(t *testing.T, target aclTarget) {
 	fresh, replay, adopt, wrong := prefix+":{a}:fresh", prefix+":{b}:replay", prefix+":{c}:adopt", prefix+":{d}:wrong"
 	valkeytest.XAdd(t, target.admin(replay), replay, "1-1", "2-1", "3-1")
 	valkeytest.XAdd(t, target.admin(adopt), adopt, "1-1")
-	mustDo(t, target.admin(adopt).XGroupCreate(ctx, adopt, "audit", "0").Err())
-	mustDo(t, target.admin(adopt).XReadGroup(ctx, &redis.XReadGroupArgs{Group: "audit", Consumer: "worker", Streams: []string{adopt, ">"}}).Err())
-	mustDo(t, target.admin(wrong).Set(ctx, wrong, "not a stream", 0).Err())
+	acctest.MustDo(t, target.admin(adopt).XGroupCreate(ctx, adopt, "audit", "0").Err())
+	acctest.MustDo(t, target.admin(adopt).XReadGroup(ctx, &redis.XReadGroupArgs{Group: "audit", Consumer: "worker", Streams: []string{adopt, ">"}}).Err())
+	acctest.MustDo(t, target.admin(wrong).Set(ctx, wrong, "not a stream", 0).Err())
 
 	config := target.provider +
-		testAccNamedGroupConfig("fresh", fresh, "billing", "new") + // MKSTREAM
-		testAccNamedGroupConfig("replay", replay, "billing", "head") + // XINFO STREAM: will replay 3
-		testAccNamedGroupConfig("skip", replay, "audit", "new") + // XINFO STREAM: will skip 3
-		testAccNamedGroupConfig("adopt", adopt, "audit", "new") + // BUSYGROUP: adopted
+		acctest.NamedGroupConfig("fresh", fresh, "billing", "new") + // MKSTREAM
+		acctest.NamedGroupConfig("replay", replay, "billing", "head") + // XINFO STREAM: will replay 3
+		acctest.NamedGroupConfig("skip", replay, "audit", "new") + // XINFO STREAM: will skip 3
+		acctest.NamedGroupConfig("adopt", adopt, "audit", "new") + // BUSYGROUP: adopted
 		fmt.Sprintf(`
 data "valkey_stream" "replay" {
   key        = %q
@@ -261,7 +262,7 @@ output "consumers" {
 		t.Errorf("data.valkey_stream length = %s, want 3", got)
 	}
 	var consumers []string
-	mustDo(t, json.Unmarshal(outputs["consumers"].Value, &consumers))
+	acctest.MustDo(t, json.Unmarshal(outputs["consumers"].Value, &consumers))
 	if !slices.Equal(consumers, []string{"worker"}) {
 		t.Errorf("data.valkey_stream_group consumers = %q, want the one that read, worker", consumers)
 	}
@@ -270,8 +271,8 @@ output "consumers" {
 	noCheckSkipped(t, r.expectEmptyPlan())
 
 	// Import a group made outside Terraform.
-	mustDo(t, target.admin(replay).XGroupCreate(ctx, replay, "imported", "0").Err())
-	withImport := config + testAccNamedGroupConfig("imported", replay, "imported", "head")
+	acctest.MustDo(t, target.admin(replay).XGroupCreate(ctx, replay, "imported", "0").Err())
+	withImport := config + acctest.NamedGroupConfig("imported", replay, "imported", "head")
 	r.write(withImport)
 	r.importID("valkey_stream_group.imported", replay+"/imported").must(t, true)
 	if g := r.stateGroup("imported"); g.Stream != replay || g.Name != "imported" {
@@ -281,7 +282,7 @@ output "consumers" {
 	noCheckSkipped(t, r.expectEmptyPlan())
 
 	// A key of another type: WRONGTYPE, and TYPE names what it holds.
-	r.write(withImport + testAccNamedGroupConfig("wrong", wrong, "billing", "new"))
+	r.write(withImport + acctest.NamedGroupConfig("wrong", wrong, "billing", "new"))
 	wrongPlan := r.plan().must(t, false)
 	errs := diagtest.Find(wrongPlan.diags, tfjson.DiagnosticSeverityError, "Consumer Group Cannot Be Created")
 	if len(errs) != 1 || !strings.Contains(diagtest.Unwrap(errs[0].Detail), fmt.Sprintf("Key %q", wrong)) ||

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-exec/tfexec"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -18,20 +19,20 @@ import (
 // block, and for a wrong one.
 func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	user, password := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
+	stream := acctest.StreamKey(t)
+	user, password := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(stream), valkeytest.MinimalACL)
 	wrong := password + "-but-wrong"
 	// config takes the password from VALKEY_PASSWORD (literal "") or has it written literally,
 	// both as the attribute and inside the url.
 	config := func(literal, secondStart string) string {
-		url, attr := "valkey://"+user+"@"+testServer(t).Addr()+"/0", ""
+		url, attr := "valkey://"+user+"@"+acctest.Server(t).Addr()+"/0", ""
 		if literal != "" {
-			url = "valkey://" + user + ":" + literal + "@" + testServer(t).Addr() + "/0"
+			url = "valkey://" + user + ":" + literal + "@" + acctest.Server(t).Addr() + "/0"
 			attr = fmt.Sprintf("  password = %q\n", literal)
 		}
 		return fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n%s}\n", url, user, attr) +
-			testAccStreamGroupConfig(stream, "billing", "new") +
-			testAccNamedGroupConfig("second", stream, "shipping", secondStart)
+			acctest.StreamGroupConfig(stream, "billing", "new") +
+			acctest.NamedGroupConfig("second", stream, "shipping", secondStart)
 	}
 	r := newCLIRun(t, config("", "head"))
 	r.human = true
@@ -39,7 +40,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 	start := time.Now()
 	// 1. The recommended way: the password in VALKEY_PASSWORD. Nothing may carry it.
 	runs := []cliResult{r.withPassword(password).apply().must(t, true)}
-	if err := valkeytest.CheckGroup(testAdmin(t, testServer(t)), stream, "billing"); err != nil {
+	if err := valkeytest.CheckGroup(acctest.Admin(t, acctest.Server(t)), stream, "billing"); err != nil {
 		t.Fatalf("apply did not reach the server: %v", err)
 	}
 	// A pending change (the second group's replacement), so that the plan has content.
@@ -59,7 +60,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 
 	// The artefacts must be the real thing, or the greps prove nothing.
 	trace, err := os.ReadFile(r.tracePath())
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	state := r.readState()
 	for _, c := range []struct {
 		what string
@@ -71,7 +72,7 @@ func TestAccProvider_PasswordNeverLeaks(t *testing.T) {
 		{"state", state, `"valkey_stream_group"`},
 		{"plan JSON", planJSON.stdout, `"resource_changes"`},
 		{"CLI output", failed.output(), "Authentication failed"},
-		{"CLI output", failed.output(), testServer(t).Addr()},
+		{"CLI output", failed.output(), acctest.Server(t).Addr()},
 	} {
 		if !bytes.Contains(c.data, []byte(c.want)) {
 			t.Errorf("%s does not contain %q; the test is not looking at what it should", c.what, c.want)

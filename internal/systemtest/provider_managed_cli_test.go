@@ -15,6 +15,7 @@ import (
 
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -25,7 +26,7 @@ import (
 func forwardT(t *testing.T, target string) (addr string, conns *atomic.Int64) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
 	conns = &atomic.Int64{}
 	go func() {
@@ -73,7 +74,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 	names := map[string]bool{}
 	for i, node := range cluster.Nodes {
 		fake, err := valkeytest.FreePort()
-		mustDo(t, err)
+		acctest.MustDo(t, err)
 		host := fmt.Sprintf("node-%d.cache.internal", i)
 		forward, n := forwardT(t, node.TLSAddr())
 		counts = append(counts, n)
@@ -89,7 +90,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 			{"cluster-announce-hostname", host},
 			{"cluster-preferred-endpoint-type", "hostname"},
 		} {
-			mustDo(t, rdb.ConfigSet(ctx, kv[0], kv[1]).Err())
+			acctest.MustDo(t, rdb.ConfigSet(ctx, kv[0], kv[1]).Err())
 		}
 		_ = rdb.Close()
 	}
@@ -125,7 +126,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 	prefix := valkeytest.Key(t, "emq-%s")
 	var groups string
 	for i := range 6 { // six hash tags over three masters
-		groups += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), fmt.Sprintf("%s:{s%d}:stream", prefix, i), "billing", "new")
+		groups += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), fmt.Sprintf("%s:{s%d}:stream", prefix, i), "billing", "new")
 	}
 
 	for _, wrong := range []struct{ name, serverName string }{{"no server_name", ""}, {"a wrong server_name", "wrong.example"}} {
@@ -146,7 +147,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 		}
 	}
 	for _, s := range cluster.Nodes {
-		if n := valkeytest.CommandCalls(t, testAdmin(t, s), "xgroup|create"); n != 0 {
+		if n := valkeytest.CommandCalls(t, acctest.Admin(t, s), "xgroup|create"); n != 0 {
 			t.Fatalf("%s ran XGROUP CREATE %d times over connections whose certificate check failed", s.Addr(), n)
 		}
 	}
@@ -165,7 +166,7 @@ func TestCLIManaged_addressMapKeepsTLSVerification(t *testing.T) {
 		// group, the others answer MOVED.
 		held := 0
 		for _, s := range cluster.Nodes {
-			if valkeytest.CheckGroup(testAdmin(t, s), stream, "billing") == nil {
+			if valkeytest.CheckGroup(acctest.Admin(t, s), stream, "billing") == nil {
 				held++
 			}
 		}
@@ -187,7 +188,7 @@ func TestCLIExamples_providerBlocksValidate(t *testing.T) {
 	t.Parallel()
 	needCLI(t)
 	example, err := os.ReadFile("../../examples/provider/provider.tf")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	for _, setting := range []string{"aws_iam", "gcp_iam", "proxy", "address_map", "server_name", "cert_file"} {
 		if !strings.Contains(string(example), setting+" ") {
 			t.Errorf("the example sets no %s", setting)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/registrytest"
 )
 
@@ -36,7 +37,7 @@ func testRelease(t *testing.T) *registrytest.Release {
 		t.Skip("set TPV_RELEASE_DIST and TPV_RELEASE_KEY to the release and public key of make release-check (make testregistry does)")
 	}
 	release, err := registrytest.ReadRelease(dist, "../../terraform-registry-manifest.json", key)
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	if _, ok := release.Zips[hostPlatform]; !ok {
 		t.Skipf("the release holds no zip for %s (make release-check builds linux_amd64 and darwin_arm64)", hostPlatform)
 	}
@@ -56,7 +57,7 @@ func registryRun(t *testing.T, srv *registrytest.Server, main string) installedC
 func registryRunAt(t *testing.T, srv *registrytest.Server, host, rc, main string) installedCLIRun {
 	t.Helper()
 	versions, err := os.ReadFile("../../examples/ci/versions.tf")
-	mustDo(t, err)
+	acctest.MustDo(t, err)
 	source := []byte(`source  = "echomq/valkey"`)
 	if !bytes.Contains(versions, source) {
 		t.Fatalf("examples/ci/versions.tf no longer holds %s", source)
@@ -91,9 +92,9 @@ func TestCLIRegistry_installsTheSignedRelease(t *testing.T) {
 	t.Parallel()
 	release := testRelease(t)
 	srv := registrytest.StartT(t, "echomq", release)
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	seedEntries(t, stream)
-	r := registryRun(t, srv, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
+	r := registryRun(t, srv, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "head"))
 
 	expectInstalled(t, r.installed(r.initialize()).output(), registryHost, release)
 	zip, sums := "/files/"+release.ZipName(hostPlatform), "/files/"+release.SumsName()
@@ -124,15 +125,15 @@ func TestCLIRegistry_installsTheSignedRelease(t *testing.T) {
 func (r installedCLIRun) expectLockedHashes(release *registrytest.Release) {
 	r.t.Helper()
 	zipFile := filepath.Join(r.t.TempDir(), release.ZipName(hostPlatform))
-	mustDo(r.t, os.WriteFile(zipFile, release.Zips[hostPlatform], 0o600))
+	acctest.MustDo(r.t, os.WriteFile(zipFile, release.Zips[hostPlatform], 0o600))
 	h1, err := dirhash.HashZip(zipFile, dirhash.Hash1)
-	mustDo(r.t, err)
+	acctest.MustDo(r.t, err)
 	want := []string{h1}
 	for _, line := range strings.Split(strings.TrimSpace(string(release.SHA256Sums)), "\n") {
 		want = append(want, "zh:"+strings.Fields(line)[0])
 	}
 	lock, err := os.ReadFile(filepath.Join(r.dir, ".terraform.lock.hcl"))
-	mustDo(r.t, err)
+	acctest.MustDo(r.t, err)
 	for _, line := range []string{`provider "` + registryHost + `/echomq/valkey" {`, `version     = "` + release.Version + `"`} {
 		if !strings.Contains(string(lock), line) {
 			r.t.Errorf(".terraform.lock.hcl lacks %s:\n%s", line, lock)
@@ -168,7 +169,7 @@ func TestCLIRegistry_refusesATamperedRelease(t *testing.T) {
 			r.Relist(zip, r.Zips[hostPlatform])
 		}, `error checking signature: openpgp: invalid signature`},
 		{"signed by another key", func(r *registrytest.Release) {
-			mustDo(t, r.SignWithNewKey())
+			acctest.MustDo(t, r.SignWithNewKey())
 		}, `authentication signature from unknown issuer`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,7 +177,7 @@ func TestCLIRegistry_refusesATamperedRelease(t *testing.T) {
 			tampered := release.Clone()
 			tc.tamper(tampered)
 			srv := registrytest.StartT(t, "echomq", tampered)
-			r := registryRun(t, srv, testAccProviderConfig(testServer(t)))
+			r := registryRun(t, srv, acctest.ProviderConfig(acctest.Server(t)))
 			out := r.initialize().must(t, false).output()
 			if !regexp.MustCompile(tc.want).Match(bytes.Join(bytes.Fields(out), []byte(" "))) {
 				t.Errorf("init failed without saying %q:\n%s", tc.want, out)

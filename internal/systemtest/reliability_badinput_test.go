@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -107,7 +108,7 @@ var badInputs = []struct {
 	}},
 	{"malformed url scheme", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Invalid Valkey URL.*accepted\s+forms:\s+valkey://`)
-		c.provider = fmt.Sprintf("url = %q\n  %s", "http://"+testServer(t).Addr(), e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  %s", "http://"+acctest.Server(t).Addr(), e.passwordLine)
 		return c
 	}},
 	{"malformed url port", func(t *testing.T, e *badInputEnv) badInputCase {
@@ -117,26 +118,26 @@ var badInputs = []struct {
 	}},
 	{"wrong password", func(t *testing.T, e *badInputEnv) badInputCase {
 		// The user exists with another password; reliabilityPassword is the wrong one.
-		user, _ := testServer(t).ACLUser(t, valkeytest.TagPattern(e.stream), "+@all")
+		user, _ := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(e.stream), "+@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", testServer(t).URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s\n  max_retries = 0", acctest.Server(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"unknown user", func(t *testing.T, e *badInputEnv) badInputCase {
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*WRONGPASS.*Authentication\s+failed`)
-		c.provider = fmt.Sprintf("url = %q\n  username = \"nobody-%d\"\n  %s\n  max_retries = 0", testServer(t).URL(), rand.Uint32(), e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = \"nobody-%d\"\n  %s\n  max_retries = 0", acctest.Server(t).URL(), rand.Uint32(), e.passwordLine)
 		return c
 	}},
 	{"user lacking xgroup", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := testServer(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "+xinfo|groups +type")
+		user := acctest.Server(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "+xinfo|groups +type")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", acctest.Server(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"user lacking every permission", func(t *testing.T, e *badInputEnv) badInputCase {
-		user := testServer(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "-@all")
+		user := acctest.Server(t).ACLUserWithPassword(t, reliabilityPassword, valkeytest.TagPattern(e.stream), "-@all")
 		c := e.group(e.stream, "g", "new", `(?s)Consumer Group Not Created.*NOPERM.*lacks\s+the\s+permission`)
-		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", testServer(t).URL(), user, e.passwordLine)
+		c.provider = fmt.Sprintf("url = %q\n  username = %q\n  %s", acctest.Server(t).URL(), user, e.passwordLine)
 		return c
 	}},
 	{"unreachable port", func(t *testing.T, e *badInputEnv) badInputCase {
@@ -261,13 +262,13 @@ func TestAccReliability_badInput(t *testing.T) {
 	for _, bi := range badInputs {
 		t.Run(bi.name, func(t *testing.T) {
 			t.Parallel()
-			e := &badInputEnv{srv: testServer(t), stream: testKey(t), admin: testAdmin(t, testServer(t)), passwordLine: fmt.Sprintf("password = %q", reliabilityPassword)}
+			e := &badInputEnv{srv: acctest.Server(t), stream: acctest.StreamKey(t), admin: acctest.Admin(t, acctest.Server(t)), passwordLine: fmt.Sprintf("password = %q", reliabilityPassword)}
 			c := bi.setup(t, e)
 			srv := c.srv
 			if srv == nil {
-				srv = testServer(t)
+				srv = acctest.Server(t)
 			}
-			rdb := testAdmin(t, srv)
+			rdb := acctest.Admin(t, srv)
 			anchor := badInputAnchor
 			// The anchor's whole state (the empty path) is the same after the failed step.
 			sameAnchor := statecheck.CompareValue(compare.ValuesSame())
@@ -298,7 +299,7 @@ func TestAccReliability_badInput(t *testing.T) {
 						}},
 						ConfigStateChecks: []statecheck.StateCheck{
 							sameAnchor.AddStateValue("terraform_data.anchor", tfjsonpath.Path{}),
-							checkServer(func() error {
+							acctest.CheckServer(func() error {
 								after, err := serverSnapshot(rdb, e.stream)
 								if err != nil {
 									return err
@@ -325,7 +326,7 @@ func TestCLIReliability_badInputNeverLeaksPassword(t *testing.T) {
 	for _, bi := range badInputs {
 		t.Run(bi.name, func(t *testing.T) {
 			t.Parallel()
-			e := &badInputEnv{srv: testServer(t), stream: testKey(t), admin: testAdmin(t, testServer(t))}
+			e := &badInputEnv{srv: acctest.Server(t), stream: acctest.StreamKey(t), admin: acctest.Admin(t, acctest.Server(t))}
 			c := bi.setup(t, e)
 			config := c.config()
 			if c.importID != "" {

@@ -15,6 +15,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -81,8 +82,8 @@ func TestCLIReliability_restartStorm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, rdb := startFaultServer(t)
-	stream := testKey(t)
-	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL()) + testAccStreamGroupConfig(stream, "billing", "new")
+	stream := acctest.StreamKey(t)
+	config := acctest.ProviderConfig(srv) + acctest.StreamGroupConfig(stream, "billing", "new")
 	dirs := make([]*cliRun, runs)
 	for i := range dirs {
 		dirs[i] = newCLIRun(t, config).withPassword(reliabilityPassword)
@@ -159,8 +160,8 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	srv, rdb := startFaultServer(t, "--appendonly", "yes", "--appendfsync", "always")
-	prefix := testKey(t)
-	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, groups, streams))
+	prefix := acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(srv)+testAccManyGroupsConfig(prefix, groups, streams))
 	r.withPassword(reliabilityPassword).ctx = ctx
 
 	plan := r.plan(tfexec.Out(planFile)).must(t, true)
@@ -229,8 +230,8 @@ func TestCLIReliability_serverKilledMidApply(t *testing.T) {
 func TestCLIReliability_refreshWithServerDownKeepsStateBytes(t *testing.T) {
 	t.Parallel()
 	srv, _ := startFaultServer(t)
-	prefix := testKey(t)
-	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", srv.URL())+testAccManyGroupsConfig(prefix, 6, 2)).withPassword(reliabilityPassword)
+	prefix := acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(srv)+testAccManyGroupsConfig(prefix, 6, 2)).withPassword(reliabilityPassword)
 	apply := r.apply().must(t, true)
 	before := r.readState()
 	srv.Stop()
@@ -261,7 +262,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	st := valkeytest.StartSentinelT(t, 2)
-	prefix := testKey(t)
+	prefix := acctest.StreamKey(t)
 	config := func(n int) string {
 		return fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  sentinel = {\n    master_name = %q\n    addresses   = [%q, %q]\n  }\n}\n",
 			st.MasterName, st.Addrs()[0], st.Addrs()[1]) + testAccManyGroupsConfig(prefix, n, streams)
@@ -296,7 +297,7 @@ func TestCLIReliability_sentinelFailoverDuringApplies(t *testing.T) {
 	if err := <-failover; err != nil {
 		t.Fatal(err)
 	}
-	primary := testAdmin(t, st.Replica) // promoted
+	primary := acctest.Admin(t, st.Replica) // promoted
 	if role := valkeytest.InfoField(t, primary, "replication", "role"); role != "master" {
 		t.Fatalf("the replica was not promoted: role %s", role)
 	}
@@ -338,7 +339,7 @@ func waitCluster(t *testing.T, nodes []*valkeytest.Server, ok func(clusterNodes 
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for _, s := range nodes {
-		rdb := testAdmin(t, s)
+		rdb := acctest.Admin(t, s)
 		for {
 			info := rdb.ClusterInfo(context.Background()).Val()
 			if strings.Contains(info, "cluster_state:ok") && ok(rdb.ClusterNodes(context.Background()).Val()) {
@@ -366,7 +367,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	// killed master was never promoted within 30s here.
 	cluster := valkeytest.StartClusterT(t, 3, 1,
 		valkeytest.WithArgs("--cluster-node-timeout", "1000", "--cluster-replica-validity-factor", "0"))
-	prefix := testKey(t) // one hash tag: every stream lives on one master
+	prefix := acctest.StreamKey(t) // one hash tag: every stream lives on one master
 	owner, err := cluster.Owner(ctx, valkey.HashSlot(prefix))
 	if err != nil {
 		t.Fatal(err)
@@ -378,7 +379,7 @@ func TestCLIReliability_clusterMasterKilledDuringApply(t *testing.T) {
 	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  username = \"default\"\n  cluster = {\n    addresses = [%s]\n  }\n}\n", strings.Join(addrs, ", "))+
 		testAccManyGroupsConfig(prefix, groups, streams))
 	r.withPassword(reliabilityPassword).ctx = ctx
-	ownerAdmin := testAdmin(t, owner)
+	ownerAdmin := acctest.Admin(t, owner)
 
 	applied := make(chan cliResult, 1)
 	go func() { applied <- r.apply() }()

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
@@ -148,7 +149,7 @@ func (m *matrixRun) expectRead(t *testing.T, res cliResult, summary string) (wor
 
 var matrixCells = []matrixCell{
 	{"plan of a create", "1.5", func(t *testing.T, m *matrixRun) {
-		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
+		m.write(m.provider() + acctest.NamedGroupConfig("test", m.stream, "new-group", "head"))
 	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if res.err != nil {
 			t.Fatalf("plan failed:\n%s", res.output())
@@ -163,7 +164,7 @@ var matrixCells = []matrixCell{
 		}
 	}},
 	{"apply", "1.5", func(t *testing.T, m *matrixRun) {
-		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "new-group", "head"))
+		m.write(m.provider() + acctest.NamedGroupConfig("test", m.stream, "new-group", "head"))
 	}, func(m *matrixRun) cliResult { return m.apply() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		summary, cause := "Consumer Group Not Created", m.row.cause
 		if m.row.applyCause != "" {
@@ -176,9 +177,9 @@ var matrixCells = []matrixCell{
 	}},
 	{"refresh", "1.5", func(t *testing.T, m *matrixRun) {
 		// Put the group in state from a healthy server, then point the provider at the failure.
-		m.write(testAccProviderConfig(testServer(t)) + testAccNamedGroupConfig("test", m.stream, "g", "head"))
+		m.write(acctest.ProviderConfig(acctest.Server(t)) + acctest.NamedGroupConfig("test", m.stream, "g", "head"))
 		m.apply().must(t, true)
-		m.write(m.provider() + testAccNamedGroupConfig("test", m.stream, "g", "head"))
+		m.write(m.provider() + acctest.NamedGroupConfig("test", m.stream, "g", "head"))
 		m.before = m.readState()
 	}, func(m *matrixRun) cliResult { return m.apply(tfexec.RefreshOnly(true)) }, func(t *testing.T, m *matrixRun, res cliResult) {
 		if m.expectRead(t, res, "Consumer Group Not Read") {
@@ -189,12 +190,12 @@ var matrixCells = []matrixCell{
 		}
 	}},
 	{"stream data source", "1.5", func(t *testing.T, m *matrixRun) {
-		m.write(m.provider() + testAccStreamDataSourceConfig(m.stream))
+		m.write(m.provider() + acctest.StreamDataSourceConfig(m.stream))
 	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		m.expectRead(t, res, "Stream Not Read")
 	}},
 	{"group data source", "1.5", func(t *testing.T, m *matrixRun) {
-		m.write(m.provider() + testAccStreamGroupDataSourceConfig(m.stream, "g"))
+		m.write(m.provider() + acctest.StreamGroupDataSourceConfig(m.stream, "g"))
 	}, func(m *matrixRun) cliResult { return m.plan() }, func(t *testing.T, m *matrixRun, res cliResult) {
 		m.expectRead(t, res, "Consumer Group Not Read")
 	}},
@@ -235,7 +236,7 @@ func TestCLIReliability_faultMatrix(t *testing.T) {
 		}
 		t.Run(fc.Name, func(t *testing.T) {
 			t.Parallel()
-			stream := testKey(t)
+			stream := acctest.StreamKey(t)
 			f := fc.Setup(t, stream)
 			for _, cell := range matrixCells {
 				t.Run(cell.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -17,12 +18,12 @@ import (
 
 func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	valkeytest.XAdd(t, rdb, stream, "42-7", "43-0")
 	if err := rdb.XGroupCreate(ctx, stream, "billing", "42-7").Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "head"))
 
 	diags := r.plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1,
@@ -46,8 +47,8 @@ func TestCLIStreamGroup_adoptionWarnsInPlanAndApplyWithPosition(t *testing.T) {
 
 func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "new"))
 	r.apply().must(t, true)
 
 	diagtest.ExpectWarning(t, r.plan(tfexec.Destroy(true)).must(t, true).diags, diagtest.WillStaySummary, 1,
@@ -61,11 +62,11 @@ func TestCLIStreamGroup_destroyWarnsInPlanAndApply(t *testing.T) {
 
 func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
+	stream := acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "new"))
 	r.apply().must(t, true)
 
-	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "billing", "head"))
+	r.write(acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "billing", "head"))
 	diags := r.plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.StartChangeSummary, 1,
 		`from "new" to "head"`, "will adopt it and its read position will not move")
@@ -82,13 +83,13 @@ func TestCLIStreamGroup_groupStartChangeWarnsPositionStays(t *testing.T) {
 func TestCLIStreamGroup_replacementKeepsTheStreamNotesOfOtherGroups(t *testing.T) {
 	t.Parallel()
 	ctx, srv := context.Background(), valkeytest.StartT(t)
-	rdb, stream := testAdmin(t, srv), testKey(t)
-	provider := testAccProviderConfig(srv)
-	r := newCLIRun(t, provider+testAccNamedGroupConfig("billing", stream, "billing", "head"))
+	rdb, stream := acctest.Admin(t, srv), acctest.StreamKey(t)
+	provider := acctest.ProviderConfig(srv)
+	r := newCLIRun(t, provider+acctest.NamedGroupConfig("billing", stream, "billing", "head"))
 	r.apply().must(t, true)
-	mustDo(t, rdb.Del(ctx, stream).Err())
+	acctest.MustDo(t, rdb.Del(ctx, stream).Err())
 
-	r.write(provider + testAccNamedGroupConfig("billing", stream, "billing", "new") + fmt.Sprintf(`
+	r.write(provider + acctest.NamedGroupConfig("billing", stream, "billing", "new") + fmt.Sprintf(`
 resource "valkey_stream_group" "audit" {
   stream      = %q
   name        = "audit"
@@ -108,11 +109,11 @@ resource "valkey_stream_group" "audit" {
 
 func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "new"))
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "new"))
 	r.apply().must(t, true)
 
-	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "new"))
+	r.write(acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "invoicing", "new"))
 	diagtest.ExpectWarning(t, r.apply().must(t, true).diags, diagtest.ReplacedSummary, 1,
 		`group "billing" of stream`)
 	for _, g := range []string{"billing", "invoicing"} {
@@ -129,10 +130,10 @@ func TestCLIStreamGroup_renameWarnsOldGroupStays(t *testing.T) {
 func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 	t.Parallel()
 	srv := valkeytest.StartT(t)
-	rdb, stream := testAdmin(t, srv), testKey(t)
+	rdb, stream := acctest.Admin(t, srv), acctest.StreamKey(t)
 	valkeytest.XAdd(t, rdb, stream, "1-1", "1-2")
 	proxy := faultproxy.StartProxyT(t, srv.Addr(), faultproxy.Fault{Command: "XGROUP CREATE", Action: faultproxy.DropReply, Times: 1})
-	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+testAccStreamGroupConfig(stream, "lost", "head"))
+	r := newCLIRun(t, fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", proxy.URL())+acctest.StreamGroupConfig(stream, "lost", "head"))
 
 	expectOutcomeUnknownThenAdopted(t, r, stream, "lost", proxy.Addr(), []*redis.Client{rdb},
 		"its reply was lost: the connection closed before the reply came (")
@@ -147,12 +148,12 @@ func TestCLIStreamGroup_lostReplyFailsLoudlyThenAdopts(t *testing.T) {
 // into "(and N more similar warnings elsewhere)", and the -json output (never folded) hides that.
 func TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures(t *testing.T) {
 	t.Parallel()
-	ctx, rdb := context.Background(), testAdmin(t, testServer(t))
-	prefix := testKey(t)
+	ctx, rdb := context.Background(), acctest.Admin(t, acctest.Server(t))
+	prefix := acctest.StreamKey(t)
 	small, big, fresh := prefix+":small", prefix+":big", prefix+":fresh"
 	valkeytest.XAdd(t, rdb, small, "1-1", "1-2", "1-3")
 	for i := range 1200 {
-		mustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}}).Err())
+		acctest.MustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}}).Err())
 	}
 	type group struct{ stream, start, want string }
 	groups := map[string]group{}
@@ -175,7 +176,7 @@ func TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures(t *testing.T) {
 		}
 	}
 	var config strings.Builder
-	config.WriteString(testAccProviderConfig(testServer(t)) + "locals {\n  groups = {\n")
+	config.WriteString(acctest.ProviderConfig(acctest.Server(t)) + "locals {\n  groups = {\n")
 	for name, g := range groups {
 		fmt.Fprintf(&config, "    %s = { stream = %q, start = %q }\n", name, g.stream, g.start)
 	}

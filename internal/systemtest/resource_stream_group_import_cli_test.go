@@ -15,28 +15,12 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 )
 
 // Import, IDs and identity on the real CLI: validate, state rm and import, import blocks with
 // generated configuration, and state files written by earlier releases.
-
-// testAccTwoGroupsConfig declares the colliding pair: group "team/a" on stream, and group "a" on
-// stream+"/team". Before names were escaped, both had the ID stream+"/team/a".
-func testAccTwoGroupsConfig(stream string) string {
-	return testAccNamedGroupConfig("team", stream, "team/a", "new") +
-		testAccNamedGroupConfig("other", stream+"/team", "a", "new")
-}
-
-// testAccGroupNullStartConfig declares valkey_stream_group.test with group_start = null, as
-// configuration generated for an import writes it.
-func testAccGroupNullStartConfig(stream, name string) string {
-	return fmt.Sprintf("resource \"valkey_stream_group\" \"test\" {\n  stream      = %q\n  name        = %q\n  group_start = null\n}\n", stream, name)
-}
-
-// startNotDeclared matches the error a null group_start meets: on the attribute, naming both
-// choices.
-var startNotDeclared = regexp.MustCompile(`(?s)Group Start Not Declared.*group_start.*required.*"new".*"head"`)
 
 // testAccGroupWithoutStartConfig declares valkey_stream_group.test with no group_start at all.
 func testAccGroupWithoutStartConfig(stream, name string) string {
@@ -53,7 +37,7 @@ func TestCLIStreamGroup_groupStartRequiredByValidate(t *testing.T) {
 	if out.Valid || len(missing) != 1 || !strings.Contains(missing[0].Detail, `"group_start" is required`) {
 		t.Errorf("validate without group_start: %+v, want the CLI's missing required argument error", out)
 	}
-	r.write(testAccGroupNullStartConfig("s", "billing"))
+	r.write(acctest.GroupNullStartConfig("s", "billing"))
 	if out := read(r, "validate", r.tf.Validate); out.Valid || len(diagtest.Find(asCLIDiagnostics(out.Diagnostics), tfjson.DiagnosticSeverityError, "Group Start Not Declared")) != 1 {
 		t.Errorf("validate with group_start = null: %+v, want Group Start Not Declared", out)
 	}
@@ -91,7 +75,7 @@ func declareGeneratedStart(t *testing.T, r *cliRun, groups int, start string) {
 		t.Fatalf("generated.tf has %d null group_start lines, want %d:\n%s", n, groups, generated)
 	}
 	res := r.plan().must(t, false)
-	if got := diagtest.Find(res.diags, tfjson.DiagnosticSeverityError, "Group Start Not Declared"); len(got) != groups || !startNotDeclared.MatchString(got[0].Summary+diagtest.Unwrap(got[0].Detail)) {
+	if got := diagtest.Find(res.diags, tfjson.DiagnosticSeverityError, "Group Start Not Declared"); len(got) != groups || !acctest.StartNotDeclared.MatchString(got[0].Summary+diagtest.Unwrap(got[0].Detail)) {
 		t.Fatalf("plan of the generated configuration: %+v, want %d Group Start Not Declared errors naming new and head", res.diags, groups)
 	}
 	writeFile(t, path, string(nulls.ReplaceAll(generated, []byte(`${1}"`+start+`"`))))
@@ -102,9 +86,9 @@ func declareGeneratedStart(t *testing.T, r *cliRun, groups int, start string) {
 // -generate-config-out, with the colliding group "a" of stream+"/team" on the server too.
 func TestCLIStreamGroup_slashInNameStateRmImportAndGenerate(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	provider := testAccProviderConfig(testServer(t))
-	r := newCLIRun(t, provider+testAccTwoGroupsConfig(stream))
+	stream := acctest.StreamKey(t)
+	provider := acctest.ProviderConfig(acctest.Server(t))
+	r := newCLIRun(t, provider+acctest.TwoGroupsConfig(stream))
 	r.apply().must(t, true)
 	id := r.stateGroup("team").ID
 	if id != stream+"/team%2Fa" {
@@ -158,7 +142,7 @@ import {
 // 1.12+ know identities; older CLIs skip.
 func TestCLIStreamGroup_importByIdentityGeneratesConfig(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	r := newCLIRun(t, "")
 	if v := cliVersion(t); v.LessThan(tfversion.Version1_12_0) {
 		t.Skipf("CLI version %s does not import by resource identity (1.12 and later do)", v)
@@ -166,7 +150,7 @@ func TestCLIStreamGroup_importByIdentityGeneratesConfig(t *testing.T) {
 	if err := rdb.XGroupCreateMkStream(context.Background(), stream, "team/billing", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	r.write(testAccProviderConfig(testServer(t)) + fmt.Sprintf(`
+	r.write(acctest.ProviderConfig(acctest.Server(t)) + fmt.Sprintf(`
 import {
   to       = valkey_stream_group.billing
   identity = { stream = %q, name = "team/billing" }
@@ -200,9 +184,9 @@ import {
 // 1.5 ignores it.
 func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	provider := testAccProviderConfig(testServer(t))
-	r := newCLIRun(t, provider+testAccStreamGroupConfig(stream, "billing", "new"))
+	stream := acctest.StreamKey(t)
+	provider := acctest.ProviderConfig(acctest.Server(t))
+	r := newCLIRun(t, provider+acctest.StreamGroupConfig(stream, "billing", "new"))
 	r.apply().must(t, true)
 
 	// Drop the identity from the state file, as a state from an earlier release has none, and
@@ -248,8 +232,8 @@ func TestCLIStreamGroup_updateWithoutRefreshSetsIdentity(t *testing.T) {
 // ID "s/team/a" for group "team/a" (the ID of another group); a refresh writes the right one.
 func TestCLIStreamGroup_refreshRewritesOldIDs(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "team/a", "new"))
+	stream := acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "team/a", "new"))
 	r.apply().must(t, true)
 	raw := r.readState()
 	escaped, old := strconv.Quote(stream+"/team%2Fa"), strconv.Quote(stream+"/team/a")
@@ -269,11 +253,11 @@ func TestCLIStreamGroup_refreshRewritesOldIDs(t *testing.T) {
 // group (a "/" of the name left unescaped), names that group and the ID to use.
 func TestCLIStreamGroup_importOfAMissingGroupNamesWhatWasLookedUp(t *testing.T) {
 	t.Parallel()
-	rdb, stream := testAdmin(t, testServer(t)), testKey(t)
+	rdb, stream := acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
 	if err := rdb.XGroupCreateMkStream(context.Background(), stream, "team/b", "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "b", "new"))
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "b", "new"))
 	res := r.importID("valkey_stream_group.test", stream+"/team/b").must(t, false)
 	out := diagtest.Unwrap(strings.ReplaceAll(string(res.output()), "│", ""))
 	for _, want := range []string{

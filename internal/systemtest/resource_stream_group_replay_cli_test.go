@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
@@ -19,13 +20,13 @@ import (
 // for that stream, counted on the wire as the bench does.
 func TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	seedEntries(t, stream)
-	proxy := faultproxy.StartProxyT(t, testServer(t).Addr())
+	stream := acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
+	proxy := faultproxy.StartProxyT(t, acctest.Server(t).Addr())
 	config := fmt.Sprintf("provider \"valkey\" {\n  url = %q\n}\n", "valkey://"+proxy.Addr()+"/0")
 	for i := range 10 {
 		start := []string{"head", "new"}[i%2]
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), start)
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), start)
 	}
 	diags := newCLIRun(t, config).plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 5, "3 entries")
@@ -56,14 +57,14 @@ func TestCLIStreamGroup_replayWarningsOnePerGroupOneRoundTripPerStream(t *testin
 // permissions the adoption check needs still plans, with one warning that says what to grant.
 func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 	t.Parallel()
-	ctx, rdb, stream := context.Background(), testAdmin(t, testServer(t)), testKey(t)
-	seedEntries(t, stream)
-	mustDo(t, rdb.XGroupCreate(ctx, stream, "existing", "$").Err())
-	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
-	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw) +
-		testAccStreamGroupConfig(stream, "existing", "new") +
-		testAccNamedGroupConfig("billing", stream, "billing", "head") +
-		testAccNamedGroupConfig("audit", stream, "audit", "new")
+	ctx, rdb, stream := context.Background(), acctest.Admin(t, acctest.Server(t)), acctest.StreamKey(t)
+	acctest.SeedEntries(t, stream)
+	acctest.MustDo(t, rdb.XGroupCreate(ctx, stream, "existing", "$").Err())
+	user, pw := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(stream), "+xinfo|groups +type")
+	config := acctest.ProviderUserConfig(acctest.Server(t), user, pw) +
+		acctest.StreamGroupConfig(stream, "existing", "new") +
+		acctest.NamedGroupConfig("billing", stream, "billing", "head") +
+		acctest.NamedGroupConfig("audit", stream, "audit", "new")
 	diags := newCLIRun(t, config).plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, "Replay Check Skipped", 1, stream, "+xinfo|stream", "NOPERM")
 	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1, "existing")
@@ -76,26 +77,26 @@ func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 // name) makes the same decision as a create, and the plan says so.
 func TestCLIStreamGroup_renameOnAStreamWithEntriesWarns(t *testing.T) {
 	t.Parallel()
-	stream := testKey(t)
-	r := newCLIRun(t, testAccProviderConfig(testServer(t))+testAccStreamGroupConfig(stream, "billing", "head"))
+	stream := acctest.StreamKey(t)
+	r := newCLIRun(t, acctest.ProviderConfig(acctest.Server(t))+acctest.StreamGroupConfig(stream, "billing", "head"))
 	r.apply().must(t, true)
-	seedEntries(t, stream)
-	r.write(testAccProviderConfig(testServer(t)) + testAccStreamGroupConfig(stream, "invoicing", "head"))
+	acctest.SeedEntries(t, stream)
+	r.write(acctest.ProviderConfig(acctest.Server(t)) + acctest.StreamGroupConfig(stream, "invoicing", "head"))
 	diags := r.plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.ReplacedSummary, 1, `group "billing"`)
-	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 1, fmt.Sprintf("Group %q will be created", "invoicing"), "3 entries", firstEntry)
+	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 1, fmt.Sprintf("Group %q will be created", "invoicing"), "3 entries", acctest.FirstEntry)
 }
 
 // TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked: a refusal about one stream (the
 // user may not read its key) is said for that stream; the other streams are still checked.
 func TestCLIStreamGroup_refusedStreamLeavesOtherStreamsChecked(t *testing.T) {
 	t.Parallel()
-	readable, forbidden := testKey(t), testKey(t)
-	seedEntries(t, readable)
-	user, pw := testServer(t).ACLUser(t, valkeytest.TagPattern(readable), valkeytest.MinimalACL)
-	config := fmt.Sprintf("provider \"valkey\" {\n  url      = %q\n  username = %q\n  password = %q\n}\n", testServer(t).URL(), user, pw)
+	readable, forbidden := acctest.StreamKey(t), acctest.StreamKey(t)
+	acctest.SeedEntries(t, readable)
+	user, pw := acctest.Server(t).ACLUser(t, valkeytest.TagPattern(readable), valkeytest.MinimalACL)
+	config := acctest.ProviderUserConfig(acctest.Server(t), user, pw)
 	for i, stream := range []string{readable, forbidden, forbidden, forbidden} {
-		config += testAccNamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "head")
+		config += acctest.NamedGroupConfig(fmt.Sprintf("g%d", i), stream, fmt.Sprintf("g%d", i), "head")
 	}
 	diags := newCLIRun(t, config).plan().must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 1, fmt.Sprintf("Group %q will be created on stream %q", "g0", readable))
