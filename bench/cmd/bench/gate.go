@@ -190,7 +190,8 @@ func (r *groupResults) gateTable(confirmed map[groupCell]int) (string, int) {
 	return b.String() + "\n", over
 }
 
-// writeGate writes perfgate.md (text) and perfgate.json (every timed run) into dir.
+// writeGate writes NAME.md (text) and NAME.json (every timed run) into dir: perfgate, or
+// perfgate-planted for -gate-plant.
 func (r *groupResults) writeGate(dir, name, text string) error {
 	type run struct {
 		Wall, CPU float64 // seconds
