@@ -1,8 +1,9 @@
 // Package planwords holds the words of the summaries valkey_stream_group's warnings give
 // reviewers: internal/provider writes them, and tools/planreview sorts a plan's groups by them.
 // They are a contract between the two, defined here once; docs/guides/ci.md lists them for
-// other tools, and internal/provider's TestPlanReview_SortsEveryWarning runs the tool on every
-// summary made here.
+// other tools, and internal/systemtest's TestPlanReview_SortsEveryWarning runs the tool on every
+// summary made here. Tests build the summaries they expect from this package, so new words are
+// one edit here; only TestDecisions_PublishedWords holds them as published, word for word.
 package planwords
 
 import (
@@ -17,10 +18,10 @@ import (
 type Decision string
 
 const (
-	WillReplay        Decision = "Will Replay"         // then the entries: " 12,000 Entries"
-	WillSkip          Decision = "Will Skip"           // then the entries
-	WillReplayOrSkip  Decision = "Will Replay Or Skip" // then the entries; group_start is not known yet
-	WillBeAdopted     Decision = "Will Be Adopted"     // then the lag: ", Lag 3"
+	WillReplay        Decision = "Will Replay"         // then EntriesFigure: " 12,000 Entries"
+	WillSkip          Decision = "Will Skip"           // then EntriesFigure
+	WillReplayOrSkip  Decision = "Will Replay Or Skip" // then EntriesFigure; group_start is not known yet
+	WillBeAdopted     Decision = "Will Be Adopted"     // then LagFigure: ", Lag 3"
 	AdoptedNotCreated Decision = "Adopted, Not Created"
 	StartChangeAdopts Decision = "Will Not Move: Start Change Adopts It"
 	WillStay          Decision = "Will Stay On Server"
@@ -35,11 +36,27 @@ var Decisions = []Decision{
 }
 
 // GroupSummary is the summary of a warning about one group: the group and its stream, the
-// decision, then its figure as written (" 12,000 Entries", ", Lag 3", or nothing). No two
-// groups share a summary, so a reviewer scanning the summaries reads each group's decision.
+// decision, then its figure (EntriesFigure, LagFigure, or nothing). No two groups share a
+// summary, so a reviewer scanning the summaries reads each group's decision.
 func GroupSummary(stream, name string, d Decision, figure string) string {
 	return fmt.Sprintf("Group %q of %q %s%s", name, stream, d, figure)
 }
+
+// EntriesFigure is the figure after WillReplay, WillSkip and WillReplayOrSkip: the entries the
+// stream holds, " 1 Entry", " 12,000 Entries".
+func EntriesFigure(n int64) string {
+	if n == 1 {
+		return " 1 Entry"
+	}
+	return " " + Thousands(n) + " Entries"
+}
+
+// LagFigure is the figure after WillBeAdopted: the group's lag as XINFO GROUPS gives it
+// (", Lag 3"), or LagUnknown when the server cannot compute it.
+func LagFigure(lag string) string { return ", Lag " + lag }
+
+// LagUnknown is the lag of LagFigure when the server gives none.
+const LagUnknown = "Unknown"
 
 // The summaries of the warnings that are about a stream or about the whole plan, once each.
 // Every summary of a skipped check holds CheckSkipped.
@@ -79,12 +96,4 @@ func Entries(n int64) string {
 		return "1 entry"
 	}
 	return Thousands(n) + " entries"
-}
-
-// EntriesTitle is Entries for a summary's figure: "1 Entry", "12,000,000 Entries".
-func EntriesTitle(n int64) string {
-	if n == 1 {
-		return "1 Entry"
-	}
-	return Thousands(n) + " Entries"
 }

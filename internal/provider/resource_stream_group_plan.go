@@ -120,7 +120,7 @@ func (r *streamGroupResource) previewCreate(ctx context.Context, plan streamGrou
 		}
 	default:
 		if g, found := valkey.FindGroup(survey.Groups, name); found {
-			warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillBeAdopted, ", Lag "+formatLag(g.Lag)),
+			warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillBeAdopted, planwords.LagFigure(formatLag(g.Lag))),
 				willBeAdoptedDetail(stream, name, plan.GroupStart, g))
 			return
 		}
@@ -140,13 +140,13 @@ func (r *streamGroupResource) warnBacklog(plan streamGroupModel, survey valkey.S
 		}
 	case b.Length == 0: // nothing to replay or to skip
 	case plan.GroupStart.IsUnknown():
-		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillReplayOrSkip, " "+planwords.EntriesTitle(b.Length)),
+		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillReplayOrSkip, planwords.EntriesFigure(b.Length)),
 			replayOrSkipDetail(stream, name, b))
 	case plan.GroupStart.ValueString() == string(valkey.StartHead):
-		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillReplay, " "+planwords.EntriesTitle(b.Length)),
+		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillReplay, planwords.EntriesFigure(b.Length)),
 			replayDetail(stream, name, b))
 	default:
-		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillSkip, " "+planwords.EntriesTitle(b.Length)),
+		warnOnResource(diags, planwords.GroupSummary(stream, name, planwords.WillSkip, planwords.EntriesFigure(b.Length)),
 			skipDetail(stream, name, b))
 	}
 }

@@ -120,10 +120,10 @@ func declaredStart(start types.String) string {
 	return fmt.Sprintf("group_start %q", start.ValueString())
 }
 
-// formatLag is a group's lag for a summary: the number, or "Unknown".
+// formatLag is a group's lag for a summary's LagFigure: the number, or planwords.LagUnknown.
 func formatLag(n *int64) string {
 	if n == nil {
-		return "Unknown"
+		return planwords.LagUnknown
 	}
 	return strconv.FormatInt(*n, 10)
 }
