@@ -5,11 +5,14 @@ package diagtest
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
 // Diagnostic is one diagnostic the CLI printed: terraform-json's, with the resource address
@@ -22,22 +25,54 @@ type Diagnostic struct {
 	Attribute *path.Path `json:"-"` // of a direct call's diagnostic
 }
 
-// Summaries of the provider's per-group warnings, as patterns: each names its group and stream
-// (so that Terraform's terminal output never folds them), and these match any group.
-const (
-	ReplaySummary        = `^Group ".*" of ".*" Will Replay [0-9,]+ Entr(y|ies)$`
-	SkipSummary          = `^Group ".*" of ".*" Will Skip [0-9,]+ Entr(y|ies)$`
-	ReplayOrSkipSummary  = `^Group ".*" of ".*" Will Replay Or Skip [0-9,]+ Entr(y|ies)$`
-	WillAdoptSummary     = `^Group ".*" of ".*" Will Be Adopted, Lag \S+$`
-	AdoptedSummary       = `^Group ".*" of ".*" Adopted, Not Created$`
-	StreamCreatedSummary = `^Stream ".*" Will Be Created$`
-	WillStaySummary      = `^Group ".*" of ".*" Will Stay On Server$`
-	LeftSummary          = `^Group ".*" of ".*" Left On Server$`
-	ReplacedSummary      = `^Group ".*" of ".*" Will Stay On Server After Its Replacement$`
-	StartChangeSummary   = `^Group ".*" of ".*" Will Not Move: Start Change Adopts It$`
-	CheckSkippedSummary  = "Plan-Time Group Check Skipped"
-	StreamSkippedSummary = `^Plan-Time Group Check Skipped For Stream ".*"$`
+// Summaries of the provider's warnings, as patterns built from internal/planwords' own
+// summaries, so that they follow its words: each per-group one names its group and stream (so
+// that Terraform's terminal output never folds them), and these match any group and stream.
+var (
+	ReplaySummary        = groupPattern(planwords.WillReplay, anyEntries)
+	SkipSummary          = groupPattern(planwords.WillSkip, anyEntries)
+	ReplayOrSkipSummary  = groupPattern(planwords.WillReplayOrSkip, anyEntries)
+	WillAdoptSummary     = groupPattern(planwords.WillBeAdopted, anyLag)
+	AdoptedSummary       = groupPattern(planwords.AdoptedNotCreated, "")
+	StreamCreatedSummary = pattern(planwords.StreamWillBeCreated(anyName), "")
+	WillStaySummary      = groupPattern(planwords.WillStay, "")
+	LeftSummary          = groupPattern(planwords.LeftOnServer, "")
+	ReplacedSummary      = groupPattern(planwords.WillStayReplaced, "")
+	StartChangeSummary   = groupPattern(planwords.StartChangeAdopts, "")
+	CheckSkippedSummary  = planwords.PlanCheckSkipped
+	StreamSkippedSummary = pattern(planwords.StreamCheckSkipped(anyName), "")
 )
+
+// Stand-ins for what varies, in a summary planwords makes to be turned into a pattern.
+const (
+	anyName   = "\x00name"   // a group or a stream, which planwords quotes
+	anyFigure = "\x00figure" // a group's figure
+	anyValue  = "\x00value"  // the value in a figure
+)
+
+// The figures' patterns: EntriesFigure of any count (1 Entry, 1,200 Entries), LagFigure of any lag.
+var (
+	anyEntries = "(" + anyCount(1) + "|" + anyCount(2) + ")"
+	anyLag     = strings.Replace(regexp.QuoteMeta(planwords.LagFigure(anyValue)), anyValue, `\S+`, 1)
+)
+
+// anyCount is EntriesFigure(n) as a pattern of any count written in the words of n's.
+func anyCount(n int64) string {
+	return strings.Replace(regexp.QuoteMeta(planwords.EntriesFigure(n)), strconv.FormatInt(n, 10), "[0-9,]+", 1)
+}
+
+// groupPattern matches planwords.GroupSummary of any group and stream with decision d and a
+// figure that matches the pattern figure ("" for none).
+func groupPattern(d planwords.Decision, figure string) string {
+	return pattern(planwords.GroupSummary(anyName, anyName, d, anyFigure), figure)
+}
+
+// pattern matches the whole of summary, made with the stand-ins, for any name in place of
+// anyName and any text that matches figure in place of anyFigure.
+func pattern(summary, figure string) string {
+	quoted := regexp.QuoteMeta(strconv.Quote(anyName))
+	return "^" + strings.NewReplacer(quoted, `".*"`, anyFigure, figure).Replace(regexp.QuoteMeta(summary)) + "$"
+}
 
 // Find returns the diagnostics with the given severity and summary; a summary that starts
 // with "^" is a regular expression (the patterns above).
