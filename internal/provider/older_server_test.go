@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -11,6 +10,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -32,7 +32,7 @@ func TestOlderServer_LagReadsAsUnknown(t *testing.T) {
 	settings := map[string]string{"url": p.URL()}
 
 	diags := newPlanPreview(t, settings).create(stream, "new")
-	diagtest.ExpectWarning(t, diags, "^"+regexp.QuoteMeta(`Group "billing" of "`+stream+`" Will Be Adopted, Lag Unknown`)+"$", 1,
+	diagtest.ExpectWarning(t, diags, planwords.GroupSummary(stream, "billing", planwords.WillBeAdopted, planwords.LagFigure(planwords.LagUnknown)), 1,
 		"at last-delivered-id 3-1 with lag unknown (the server cannot compute it)")
 
 	group := readDataSource(t, settings, &streamGroupDataSource{}, map[string]tftypes.Value{

@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
 // configureWith runs the provider's Configure with config and returns what it hands to
@@ -93,7 +95,7 @@ func TestUnknownConfiguration_EveryEntryPointSaysSo(t *testing.T) {
 			}
 			continue
 		}
-		expectOne(t, "plan", resp.Diagnostics, diag.SeverityWarning, "Plan-Time Group Check Skipped",
+		expectOne(t, "plan", resp.Diagnostics, diag.SeverityWarning, planwords.PlanCheckSkipped,
 			"The provider could not ask the server whether the planned groups already exist (first tried: group \"g\" of stream "+
 				"\"s\"), so this plan cannot say which will be adopted, what they will replay or skip, or whether a key holds "+
 				"another type. Apply still sends XGROUP CREATE and fails loudly on any refusal.\n\n"+unknown(`group "g" of stream "s"`))

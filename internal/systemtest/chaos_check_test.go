@@ -15,6 +15,7 @@ import (
 
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
 // The invariants the campaign checks after every step that ran the CLI. Each takes what the
@@ -326,8 +327,8 @@ func checkErrorsNamed(o *chaosObservation) ([]string, int) {
 	// A plan whose check could not reach the server says so in a warning, with the same facts.
 	skipped := 0
 	for _, d := range o.res.diags {
-		if d.Severity != tfjson.DiagnosticSeverityWarning || !strings.HasPrefix(d.Summary, "Plan-Time Group Check Skipped") &&
-			d.Summary != "Replay Check Skipped" {
+		if d.Severity != tfjson.DiagnosticSeverityWarning || !strings.HasPrefix(d.Summary, planwords.PlanCheckSkipped) &&
+			d.Summary != planwords.ReplayCheckSkipped {
 			continue
 		}
 		skipped++
@@ -747,7 +748,7 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 	if o.kind != stepPlan && !applies || o.kind == stepPlan && o.res.err != nil {
 		return nil, 0
 	}
-	if o.acted > 0 && o.warnings("Plan-Time Group Check Skipped") > 0 {
+	if o.acted > 0 && o.warnings(planwords.PlanCheckSkipped) > 0 {
 		return nil, 0 // a fault kept the plan from asking the server: no stream was previewed
 	}
 	var problems []string
@@ -761,7 +762,7 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 		if p, ok := o.pre[addr]; ok && action == "replace" && p.group() == [2]string{r.Stream, r.Name} {
 			continue // a change of group_start: the group stays, nothing to preview
 		}
-		if o.warnings(fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", r.Stream)) > 0 {
+		if o.warnings(planwords.StreamCheckSkipped(r.Stream)) > 0 {
 			continue
 		}
 		k := o.server.keys[r.Stream]
@@ -770,8 +771,8 @@ func checkPreview(o *chaosObservation) ([]string, int) {
 		}
 		checked++
 		g, exists := o.server.group(r.Stream, r.Name)
-		adopt := o.warningsPrefixed(fmt.Sprintf("Group %q of %q Will Be Adopted, Lag ", r.Name, r.Stream))
-		created := o.warnings(fmt.Sprintf("Stream %q Will Be Created", r.Stream))
+		adopt := o.warningsPrefixed(planwords.GroupSummary(r.Stream, r.Name, planwords.WillBeAdopted, planwords.LagFigure(""))) // any lag
+		created := o.warnings(planwords.StreamWillBeCreated(r.Stream))
 		var backlogSummary string
 		var backlog []diagtest.Diagnostic
 		if k != nil {
@@ -823,28 +824,19 @@ const (
 // the lag XINFO GROUPS gives ("" when the server cannot compute one).
 func chaosWillAdoptSummary(stream, name, lag string) string {
 	if lag == "" {
-		lag = "Unknown"
+		lag = planwords.LagUnknown
 	}
-	return fmt.Sprintf("Group %q of %q Will Be Adopted, Lag %s", name, stream, lag)
+	return planwords.GroupSummary(stream, name, planwords.WillBeAdopted, planwords.LagFigure(lag))
 }
 
 // chaosAdoptedSummary is the summary of the warning an apply gives a group it adopted.
 func chaosAdoptedSummary(stream, name string) string {
-	return fmt.Sprintf("Group %q of %q Adopted, Not Created", name, stream)
+	return planwords.GroupSummary(stream, name, planwords.AdoptedNotCreated, "")
 }
 
 // chaosBacklogSummary is the summary of the plan's warning that a group created with start
-// will replay (head) or skip (new) the entries of its stream: `Group "billing" of "orders"
-// Will Replay 12,000 Entries`, or "1 Entry".
+// will replay (head) or skip (new) the entries of its stream.
 func chaosBacklogSummary(stream, name, start string, entries int64) string {
-	verb := map[string]string{"head": "Will Replay", "new": "Will Skip"}[start]
-	count := "1 Entry"
-	if entries != 1 {
-		digits := strconv.FormatInt(entries, 10)
-		for i := len(digits) - 3; i > 0; i -= 3 {
-			digits = digits[:i] + "," + digits[i:]
-		}
-		count = digits + " Entries"
-	}
-	return fmt.Sprintf("Group %q of %q %s %s", name, stream, verb, count)
+	d := map[string]planwords.Decision{"head": planwords.WillReplay, "new": planwords.WillSkip}[start]
+	return planwords.GroupSummary(stream, name, d, planwords.EntriesFigure(entries))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -55,7 +56,7 @@ func ownerOf(t *testing.T, cluster *valkeytest.Cluster, key string) *valkeytest.
 func noCheckSkipped(t *testing.T, res cliResult) {
 	t.Helper()
 	for _, d := range res.diags {
-		if strings.Contains(d.Summary, "Check Skipped") {
+		if strings.Contains(d.Summary, planwords.CheckSkipped) {
 			t.Errorf("terraform %s: %s: %s", res.command, d.Summary, d.Detail)
 		}
 	}
@@ -100,7 +101,7 @@ func TestCLICluster_databaseOnEveryNode(t *testing.T) {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 5 Entries", "billing", streams[0]), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(streams[0], "billing", planwords.WillReplay, planwords.EntriesFigure(5)), 1)
 	diagtest.ExpectWarning(t, plan.diags, diagtest.StreamCreatedSummary, len(streams)-1)
 
 	noCheckSkipped(t, r.apply().must(t, true))

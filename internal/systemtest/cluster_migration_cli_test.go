@@ -13,6 +13,7 @@ import (
 
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkey"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
@@ -97,9 +98,9 @@ func TestCLICluster_groupsDeclaredWhileTheirSlotMigrates(t *testing.T) {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", moved), 1) // read on B, after ASK
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 4 Entries", "billing", staying), 1)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Stream %q Will Be Created", nowhere), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(moved, "billing", planwords.WillReplay, planwords.EntriesFigure(3)), 1) // read on B, after ASK
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(staying, "billing", planwords.WillReplay, planwords.EntriesFigure(4)), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.StreamWillBeCreated(nowhere), 1)
 
 	noCheckSkipped(t, r.apply().must(t, true))
 	// A held staying and runs its XGROUP CREATE; B holds moved and gets the stream that was nowhere (A
@@ -219,9 +220,9 @@ func TestCLICluster_planAndApplyWhileSlotNodesDisagree(t *testing.T) {
 		return []string{fmt.Sprintf("kept redirecting %s on key %q (slot %d)", command, stuck, migration.Slot),
 			"nothing was written", "valkey-cli --cluster check"}
 	}
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Plan-Time Group Check Skipped For Stream %q", stuck), 1, redirected("XINFO GROUPS")...)
+	diagtest.ExpectWarning(t, plan.diags, planwords.StreamCheckSkipped(stuck), 1, redirected("XINFO GROUPS")...)
 	diagtest.ExpectWarning(t, plan.diags, diagtest.CheckSkippedSummary, 0)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Be Adopted, Lag 2", "billing", steady), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(steady, "billing", planwords.WillBeAdopted, planwords.LagFigure("2")), 1)
 	for _, d := range plan.diags {
 		if text := diagtest.Unwrap(d.Detail); strings.Contains(text, "refused") || strings.Contains(text, "configure the provider's cluster attribute") {
 			t.Errorf("plan diagnostic %q reads a redirection as a refusal: %s", d.Summary, text)

@@ -15,6 +15,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -126,12 +127,13 @@ func TestCLIModuleTests_streamGroups(t *testing.T) {
 	m.expectPassed(t, res, "plan_names_each_group", "apply_creates_the_groups", "removed_service_leaves_its_group",
 		"declared_again_it_is_adopted", "unknown_start_is_refused")
 	plan := m.warnings["plan_names_each_group"]
-	for _, want := range []string{`Group "billing" of "` + stream + `" Will Replay 3 Entries`, `Group "shipping" of "` + stream + `" Will Skip 3 Entries`} {
+	for _, want := range []string{planwords.GroupSummary(stream, "billing", planwords.WillReplay, planwords.EntriesFigure(3)),
+		planwords.GroupSummary(stream, "shipping", planwords.WillSkip, planwords.EntriesFigure(3))} {
 		if !slices.Contains(plan, want) {
 			t.Errorf("the plan run did not warn %q; it warned %q", want, plan)
 		}
 	}
-	if adopt := m.warnings["declared_again_it_is_adopted"]; !slices.Contains(adopt, `Group "shipping" of "`+stream+`" Adopted, Not Created`) {
+	if adopt := m.warnings["declared_again_it_is_adopted"]; !slices.Contains(adopt, planwords.GroupSummary(stream, "shipping", planwords.AdoptedNotCreated, "")) {
 		t.Errorf("the adoption run did not say the group was adopted; it warned %q", adopt)
 	}
 	if _, conns := proxy.Take(); conns == 0 {

@@ -31,10 +31,10 @@ func TestPlanReview_SortsEveryWarning(t *testing.T) {
 		planwords.LeftOnServer:      "stays on server",
 	}
 	figures := map[planwords.Decision]struct{ summary, entries string }{
-		planwords.WillReplay:       {" 12,000 Entries", "12,000"},
-		planwords.WillSkip:         {" 1 Entry", "1"},
-		planwords.WillReplayOrSkip: {" 7 Entries", "7"},
-		planwords.WillBeAdopted:    {", Lag Unknown", ""},
+		planwords.WillReplay:       {planwords.EntriesFigure(12000), "12,000"},
+		planwords.WillSkip:         {planwords.EntriesFigure(1), "1"},
+		planwords.WillReplayOrSkip: {planwords.EntriesFigure(7), "7"},
+		planwords.WillBeAdopted:    {planwords.LagFigure(planwords.LagUnknown), ""},
 	}
 	// Names in quotes are names, not words: a group called "will skip" is not a skip.
 	const stream = `emq:{orders}:stream "replay"`

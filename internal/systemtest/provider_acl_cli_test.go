@@ -16,6 +16,7 @@ import (
 
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -241,8 +242,8 @@ output "consumers" {
 
 	plan := r.plan().must(t, true)
 	noCheckSkipped(t, plan)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Replay 3 Entries", "billing", replay), 1)
-	diagtest.ExpectWarning(t, plan.diags, fmt.Sprintf("Group %q of %q Will Skip 3 Entries", "audit", replay), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(replay, "billing", planwords.WillReplay, planwords.EntriesFigure(3)), 1)
+	diagtest.ExpectWarning(t, plan.diags, planwords.GroupSummary(replay, "audit", planwords.WillSkip, planwords.EntriesFigure(3)), 1)
 	diagtest.ExpectWarning(t, plan.diags, diagtest.StreamCreatedSummary, 1, fresh)
 	diagtest.ExpectWarning(t, plan.diags, diagtest.WillAdoptSummary, 1, adopt)
 

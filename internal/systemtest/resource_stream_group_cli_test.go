@@ -13,6 +13,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -99,7 +100,7 @@ resource "valkey_stream_group" "audit" {
 `, stream))
 	diags := r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
 	diagtest.ExpectWarning(t, diags, diagtest.StartChangeSummary, 1, `from "head" to "new"`)
-	diagtest.ExpectWarning(t, diags, fmt.Sprintf("Stream %q Will Be Created", stream), 1, `together with group "audit"`)
+	diagtest.ExpectWarning(t, diags, planwords.StreamWillBeCreated(stream), 1, `together with group "audit"`)
 
 	srv.Stop()
 	diags = r.plan(tfexec.Refresh(false), tfexec.Parallelism(1)).must(t, true).diags
@@ -155,24 +156,32 @@ func TestCLIStreamGroup_terminalNamesEveryGroupWithItsFigures(t *testing.T) {
 	for i := range 1200 {
 		acctest.MustDo(t, rdb.XAdd(ctx, &redis.XAddArgs{Stream: big, ID: fmt.Sprintf("2-%d", i+1), Values: []string{"f", "v"}}).Err())
 	}
-	type group struct{ stream, start, want string }
+	// plan and apply are the summaries of the group's warning in each ("" for none): apply
+	// shows the plan's again, but an adoption's own.
+	type group struct{ stream, start, plan, apply string }
 	groups := map[string]group{}
 	for i := range 50 {
 		name := fmt.Sprintf("g%02d", i)
+		preview := func(stream string, d planwords.Decision, figure string) string {
+			return planwords.GroupSummary(stream, name, d, figure)
+		}
 		switch {
 		case i < 10:
-			groups[name] = group{small, "head", "Will Replay 3 Entries"}
+			s := preview(small, planwords.WillReplay, planwords.EntriesFigure(3))
+			groups[name] = group{small, "head", s, s}
 		case i < 20:
-			groups[name] = group{big, "head", "Will Replay 1,200 Entries"}
+			s := preview(big, planwords.WillReplay, planwords.EntriesFigure(1200))
+			groups[name] = group{big, "head", s, s}
 		case i < 35:
-			groups[name] = group{big, "new", "Will Skip 1,200 Entries"}
+			s := preview(big, planwords.WillSkip, planwords.EntriesFigure(1200))
+			groups[name] = group{big, "new", s, s}
 		case i < 45:
 			if err := rdb.Do(ctx, "XGROUP", "CREATE", small, name, "1-2", "ENTRIESREAD", 2).Err(); err != nil {
 				t.Fatal(err)
 			}
-			groups[name] = group{small, "new", "Will Be Adopted, Lag 1"}
+			groups[name] = group{small, "new", preview(small, planwords.WillBeAdopted, planwords.LagFigure("1")), preview(small, planwords.AdoptedNotCreated, "")}
 		default:
-			groups[name] = group{fresh, "new", ""}
+			groups[name] = group{fresh, "new", "", ""}
 		}
 	}
 	var config strings.Builder
@@ -196,27 +205,24 @@ resource "valkey_stream_group" "each" {
 	if strings.Contains(plan, "more similar warning") {
 		t.Errorf("the plan folded warnings:\n%s", plan)
 	}
-	for name, g := range groups {
-		if g.want == "" {
+	for _, g := range groups {
+		if g.plan == "" {
 			continue
 		}
-		if line := fmt.Sprintf("Warning: Group %q of %q %s\n", name, g.stream, g.want); strings.Count(plan, line) != 1 {
+		if line := "Warning: " + g.plan + "\n"; strings.Count(plan, line) != 1 {
 			t.Errorf("the plan does not show %q once", strings.TrimSpace(line))
 		}
 	}
-	if n := strings.Count(plan, fmt.Sprintf("Warning: Stream %q Will Be Created\n", fresh)); n != 1 {
+	if n := strings.Count(plan, "Warning: "+planwords.StreamWillBeCreated(fresh)+"\n"); n != 1 {
 		t.Errorf("the plan says %d times that %s will be created, want once", n, fresh)
 	}
 
 	// apply prints the plan's previews, then those of the plan Terraform makes again as it
 	// applies: each group's two identical copies may fold into one, never another group's.
 	apply := string(r.apply().must(t, true).stdout)
-	for name, g := range groups {
-		line := fmt.Sprintf("Warning: Group %q of %q %s\n", name, g.stream, g.want)
-		if strings.HasPrefix(g.want, "Will Be Adopted") {
-			line = fmt.Sprintf("Warning: Group %q of %q Adopted, Not Created\n", name, g.stream)
-		}
-		if g.want != "" && !strings.Contains(apply, line) {
+	for _, g := range groups {
+		line := "Warning: " + g.apply + "\n"
+		if g.apply != "" && !strings.Contains(apply, line) {
 			t.Errorf("the apply does not show %q", strings.TrimSpace(line))
 		}
 	}

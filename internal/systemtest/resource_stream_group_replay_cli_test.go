@@ -9,6 +9,7 @@ import (
 	"github.com/echomq/terraform-provider-valkey/internal/acctest"
 	"github.com/echomq/terraform-provider-valkey/internal/diagtest"
 	"github.com/echomq/terraform-provider-valkey/internal/faultproxy"
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 	"github.com/echomq/terraform-provider-valkey/internal/valkeytest"
 )
 
@@ -66,7 +67,7 @@ func TestCLIStreamGroup_planWithoutXinfoStreamWarnsOnce(t *testing.T) {
 		acctest.NamedGroupConfig("billing", stream, "billing", "head") +
 		acctest.NamedGroupConfig("audit", stream, "audit", "new")
 	diags := newCLIRun(t, config).plan().must(t, true).diags
-	diagtest.ExpectWarning(t, diags, "Replay Check Skipped", 1, stream, "+xinfo|stream", "NOPERM")
+	diagtest.ExpectWarning(t, diags, planwords.ReplayCheckSkipped, 1, stream, "+xinfo|stream", "NOPERM")
 	diagtest.ExpectWarning(t, diags, diagtest.WillAdoptSummary, 1, "existing")
 	diagtest.ExpectWarning(t, diags, diagtest.ReplaySummary, 0)
 	diagtest.ExpectWarning(t, diags, diagtest.SkipSummary, 0)

@@ -216,12 +216,12 @@ func isCheckSkipped(d diagnostic) bool {
 }
 
 // The provider's summaries, in internal/planwords' words. A warning about one group reads
-// `Group "<name>" of "<stream>" <decision><figure>`: decisions are the words after the names,
-// each with the row it sorts into, matched longest first (so "Will Replay Or Skip" is not read
-// as "Will Replay"). The figure is " 12,000 Entries" after a replay or a skip. A stream to be
-// created reads `Stream "<stream>" Will Be Created`, and a skipped check has "Check Skipped" in
-// its summary. TestPlanReview_SortsEveryWarning, in internal/provider, runs this tool on every
-// summary the provider makes.
+// `Group "<name>" of "<stream>" <decision><figure>` (planwords.GroupSummary): decisions are the
+// words after the names, each with the row it sorts into, matched longest first (so
+// WillReplayOrSkip is not read as WillReplay). The figure is planwords.EntriesFigure after a
+// replay or a skip. A stream to be created reads as planwords.StreamWillBeCreated, and a skipped
+// check has planwords.CheckSkipped in its summary. TestPlanReview_SortsEveryWarning, in
+// internal/systemtest, runs this tool on every summary the provider makes.
 var decisions = map[planwords.Decision]kind{
 	planwords.WillReplayOrSkip:  kindReplayOrSkip,
 	planwords.WillReplay:        kindReplay,

@@ -6,11 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/echomq/terraform-provider-valkey/internal/planwords"
 )
 
 // The review is also tested on real plans of every CLI in the matrix, by TestCLIPipeline_* in
-// internal/provider; these tests pin what those cannot reach: every summary the provider
-// writes, missing addresses, and ordering at scale.
+// internal/systemtest; these tests pin what those cannot reach: every summary the provider
+// writes, missing addresses, and ordering at scale. The summaries are made by internal/planwords,
+// as the provider makes them: planwords' TestDecisions_PublishedWords pins their words.
 
 const stream = "emq:{orders}:stream:main"
 
@@ -33,8 +36,19 @@ func changeLine(address, action string) string {
 
 func addr(name string) string { return fmt.Sprintf("valkey_stream_group.g[%q]", name) }
 
-// summary is a per-group summary as the provider writes it: the group and stream, then what.
-func summary(name, what string) string { return fmt.Sprintf("Group %q of %q %s", name, stream, what) }
+// summary is a per-group summary as the provider writes it: the group and stream, the decision
+// and its figure.
+func summary(name string, d planwords.Decision, figure string) string {
+	return planwords.GroupSummary(stream, name, d, figure)
+}
+
+// row is the label of the review's row for k, as a failure names it.
+func row(k kind) string {
+	if label, ok := kindLabels[k]; ok {
+		return label
+	}
+	return "(none)"
+}
 
 // replayDetail is the detail the provider gives a head group.
 func replayDetail(name string, n string) string {
@@ -67,49 +81,49 @@ func rows(md string) []string {
 // TestClassify_TheProvidersSummaries: every per-group summary the provider writes (each names
 // its group and stream) sorts into its row, and names in quotes are never read as words.
 func TestClassify_TheProvidersSummaries(t *testing.T) {
-	g := `Group "billing" of "` + stream + `" `
+	figure := planwords.EntriesFigure
 	for _, tc := range []struct {
 		summary, detail string
 		want            kind
 		entries         int64 // -1: none
 	}{
-		{g + "Will Replay 12,000,000 Entries", replayDetail("billing", "12,000,000"), kindReplay, 12000000},
-		{g + "Will Replay 1 Entry", "", kindReplay, 1},
-		{g + "Will Skip 3 Entries", "", kindSkip, 3},
-		{g + "Will Replay Or Skip 7 Entries", "", kindReplayOrSkip, 7},
-		{g + "Will Be Adopted, Lag 3", "It is at last-delivered-id 5-0 with lag 3.", kindAdopt, -1},
-		{g + "Will Be Adopted, Lag Unknown", "", kindAdopt, -1},
-		{g + "Adopted, Not Created", "", kindAdopt, -1},
-		{g + "Will Stay On Server", "", kindStays, -1},
-		{g + "Left On Server", "", kindStays, -1},
-		{g + "Will Stay On Server After Its Replacement", "", kindStays, -1},
-		{g + "Will Not Move: Start Change Adopts It", "", kindStartChange, -1},
-		{`Stream "` + stream + `" Will Be Created`, "", kindStreamCreated, -1},
+		{summary("billing", planwords.WillReplay, figure(12000000)), replayDetail("billing", "12,000,000"), kindReplay, 12000000},
+		{summary("billing", planwords.WillReplay, figure(1)), "", kindReplay, 1},
+		{summary("billing", planwords.WillSkip, figure(3)), "", kindSkip, 3},
+		{summary("billing", planwords.WillReplayOrSkip, figure(7)), "", kindReplayOrSkip, 7},
+		{summary("billing", planwords.WillBeAdopted, planwords.LagFigure("3")), "It is at last-delivered-id 5-0 with lag 3.", kindAdopt, -1},
+		{summary("billing", planwords.WillBeAdopted, planwords.LagFigure(planwords.LagUnknown)), "", kindAdopt, -1},
+		{summary("billing", planwords.AdoptedNotCreated, ""), "", kindAdopt, -1},
+		{summary("billing", planwords.WillStay, ""), "", kindStays, -1},
+		{summary("billing", planwords.LeftOnServer, ""), "", kindStays, -1},
+		{summary("billing", planwords.WillStayReplaced, ""), "", kindStays, -1},
+		{summary("billing", planwords.StartChangeAdopts, ""), "", kindStartChange, -1},
+		{planwords.StreamWillBeCreated(stream), "", kindStreamCreated, -1},
 		// Names in quotes are not words: a stream called "replay-skip" adopted is an adoption.
-		{`Group "skip" of "replay:2,000 entries" Will Be Adopted, Lag 0`, "", kindAdopt, -1},
+		{planwords.GroupSummary("replay:2,000 entries", "skip", planwords.WillBeAdopted, planwords.LagFigure("0")), "", kindAdopt, -1},
 		{"Something New", "", kindOther, -1},
 	} {
 		r := mustRead(t, changeLine(addr("billing"), "create"), diagLine("warning", tc.summary, tc.detail, addr("billing")))
 		g := r.groups[addr("billing")]
 		if g.kind != tc.want || g.entries != tc.entries {
-			t.Errorf("%q: kind %v entries %d, want %v and %d", tc.summary, g.kind, g.entries, tc.want, tc.entries)
+			t.Errorf("%q sorts into row %q with entries %d, want row %q and entries %d", tc.summary, row(g.kind), g.entries, row(tc.want), tc.entries)
 		}
 	}
 	r := mustRead(t, diagLine("error", "Consumer Group Cannot Be Created", "holds a string", addr("billing")))
 	if g := r.groups[addr("billing")]; g.kind != kindError {
-		t.Errorf("an error on a group is kind %v", g.kind)
+		t.Errorf("an error on a group sorts into row %q", row(g.kind))
 	}
 }
 
 func TestMarkdown_WhatAReviewerMustSeeComesFirst(t *testing.T) {
 	md := mustRead(t,
 		changeLine(addr("quiet"), "create"),
-		changeLine(addr("small"), "create"), diagLine("warning", summary("small", "Will Replay 3 Entries"), replayDetail("small", "3"), addr("small")),
-		changeLine(addr("skipper"), "create"), diagLine("warning", summary("skipper", "Will Skip 40 Entries"), "the 40 entries already", addr("skipper")),
-		changeLine(addr("adopted"), "create"), diagLine("warning", summary("adopted", "Will Be Adopted, Lag 0"), "lag 0", addr("adopted")),
-		changeLine(addr("big"), "create"), diagLine("warning", summary("big", "Will Replay 12,000,000 Entries"), replayDetail("big", "12,000,000"), addr("big")),
-		changeLine(addr("unknown"), "create"), diagLine("warning", summary("unknown", "Will Replay Or Skip 5 Entries"), "the 5 entries", addr("unknown")),
-		changeLine(addr("gone"), "delete"), diagLine("warning", summary("gone", "Will Stay On Server"), "", addr("gone")),
+		changeLine(addr("small"), "create"), diagLine("warning", summary("small", planwords.WillReplay, planwords.EntriesFigure(3)), replayDetail("small", "3"), addr("small")),
+		changeLine(addr("skipper"), "create"), diagLine("warning", summary("skipper", planwords.WillSkip, planwords.EntriesFigure(40)), "the 40 entries already", addr("skipper")),
+		changeLine(addr("adopted"), "create"), diagLine("warning", summary("adopted", planwords.WillBeAdopted, planwords.LagFigure("0")), "lag 0", addr("adopted")),
+		changeLine(addr("big"), "create"), diagLine("warning", summary("big", planwords.WillReplay, planwords.EntriesFigure(12000000)), replayDetail("big", "12,000,000"), addr("big")),
+		changeLine(addr("unknown"), "create"), diagLine("warning", summary("unknown", planwords.WillReplayOrSkip, planwords.EntriesFigure(5)), "the 5 entries", addr("unknown")),
+		changeLine(addr("gone"), "delete"), diagLine("warning", summary("gone", planwords.WillStay, ""), "", addr("gone")),
 		diagLine("error", "Consumer Group Cannot Be Created", "Key \"k\" holds a string.", addr("broken")),
 	).markdown()
 
@@ -145,13 +159,13 @@ func TestMarkdown_CheckSkippedIsQuotedFirstAndNothingReadsAsChecked(t *testing.T
 	cause := "Could not talk to Valkey at 127.0.0.1:6379 while working on group \"a\": connection refused."
 	md := mustRead(t,
 		changeLine(addr("a"), "create"), changeLine(addr("b"), "create"), changeLine(addr("old"), "delete"),
-		diagLine("warning", "Plan-Time Group Check Skipped", "The provider could not ask the server.\n\n"+cause, addr("a")),
-		diagLine("warning", summary("old", "Will Stay On Server"), "", addr("old")),
+		diagLine("warning", planwords.PlanCheckSkipped, "The provider could not ask the server.\n\n"+cause, addr("a")),
+		diagLine("warning", summary("old", planwords.WillStay, ""), "", addr("old")),
 	).markdown()
 	if !strings.Contains(strings.SplitN(md, "\n", 4)[2], "**plan-time check skipped**") {
 		t.Errorf("the headline does not say the check was skipped:\n%s", md)
 	}
-	banner := strings.Index(md, "**warning: Plan-Time Group Check Skipped** (`"+addr("a")+"`)")
+	banner := strings.Index(md, "**warning: "+planwords.PlanCheckSkipped+"** (`"+addr("a")+"`)")
 	if banner < 0 || !strings.Contains(md, "> "+cause) || strings.Index(md, "|") < banner {
 		t.Errorf("the skipped check and its cause do not come before the table:\n%s", md)
 	}
@@ -162,9 +176,13 @@ func TestMarkdown_CheckSkippedIsQuotedFirstAndNothingReadsAsChecked(t *testing.T
 }
 
 func TestRead_AddressFromTheBlockWhenTheCLIGivesNone(t *testing.T) {
-	line := `{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"Group \"billing\" of \"s\" Will Skip 2 Entries",` +
-		`"detail":"the 2 entries","snippet":{"context":"resource \"valkey_stream_group\" \"billing\"","code":"x"}}}`
-	r := mustRead(t, line, diagLine("warning", "Provider development overrides are in effect", "", ""),
+	line, err := json.Marshal(map[string]any{"type": "diagnostic", "diagnostic": map[string]any{
+		"severity": "warning", "summary": planwords.GroupSummary("s", "billing", planwords.WillSkip, planwords.EntriesFigure(2)),
+		"detail": "the 2 entries", "snippet": map[string]any{"context": `resource "valkey_stream_group" "billing"`, "code": "x"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := mustRead(t, string(line), diagLine("warning", "Provider development overrides are in effect", "", ""),
 		diagLine("error", "Invalid Valkey URL", "The URL has no host.", ""))
 	if g, ok := r.groups["valkey_stream_group.billing"]; !ok || g.kind != kindSkip || g.entries != 2 {
 		t.Errorf("groups %v: want valkey_stream_group.billing from the snippet's block", r.groups)
@@ -184,7 +202,7 @@ func TestMarkdown_FiftyGroupsStayReadable(t *testing.T) {
 		name := fmt.Sprintf("svc%02d", i)
 		lines = append(lines, changeLine(addr(name), "create"))
 		if i%10 == 0 { // five replays of different sizes, the other 45 quiet
-			lines = append(lines, diagLine("warning", summary(name, fmt.Sprintf("Will Replay %d Entries", i*1000)), replayDetail(name, fmt.Sprint(i*1000)), addr(name)))
+			lines = append(lines, diagLine("warning", summary(name, planwords.WillReplay, planwords.EntriesFigure(int64(i*1000))), replayDetail(name, fmt.Sprint(i*1000)), addr(name)))
 		}
 	}
 	md := mustRead(t, lines...).markdown()
