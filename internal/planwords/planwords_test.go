@@ -20,7 +20,7 @@ func TestDecisions_PublishedWords(t *testing.T) {
 	const stream, name = "orders", "billing"
 	published := map[Decision]bool{}
 	for _, w := range []struct {
-		name, role string   // the Go name, and what the warning tells a reviewer
+		name, role string   // the Go names that make it, and what the warning tells a reviewer
 		d          Decision // the decision the row publishes, if any
 		got, want  string
 	}{
@@ -34,7 +34,7 @@ func TestDecisions_PublishedWords(t *testing.T) {
 			GroupSummary(stream, name, WillReplayOrSkip, EntriesFigure(1234567)), `Group "billing" of "orders" Will Replay Or Skip 1,234,567 Entries`},
 		{"WillBeAdopted", "plan: the group exists, apply will adopt it as it is", WillBeAdopted,
 			GroupSummary(stream, name, WillBeAdopted, LagFigure("3")), `Group "billing" of "orders" Will Be Adopted, Lag 3`},
-		{"LagUnknown", "plan: an adoption whose lag the server cannot compute", WillBeAdopted,
+		{"WillBeAdopted with planwords.LagUnknown", "plan: an adoption whose lag the server cannot compute", WillBeAdopted,
 			GroupSummary(stream, name, WillBeAdopted, LagFigure(LagUnknown)), `Group "billing" of "orders" Will Be Adopted, Lag Unknown`},
 		{"AdoptedNotCreated", "apply: the group existed and was adopted", AdoptedNotCreated,
 			GroupSummary(stream, name, AdoptedNotCreated, ""), `Group "billing" of "orders" Adopted, Not Created`},
@@ -59,12 +59,13 @@ func TestDecisions_PublishedWords(t *testing.T) {
 	} {
 		published[w.d] = true
 		if w.got != w.want {
-			t.Errorf("planwords.%s (%s) now reads\n\t%s\nbut is published as\n\t%s\n"+
-				"Tools that read plans match on these words (docs/guides/ci.md lists them), so new words break them. "+
-				"If the change is meant: put the new words in this row, in templates/ where they are quoted "+
-				"(templates/guides/ci.md.tmpl lists them all), run make generate for docs/, and say it in CHANGELOG.md as a breaking change.",
-				w.name, w.role, w.got, w.want)
+			t.Errorf("planwords.%s (%s) changed its published words:\n\told: %s\n\tnew: %s", w.name, w.role, w.want, w.got)
 		}
+	}
+	if t.Failed() {
+		t.Error("Tools that read plans match on these words (docs/guides/ci.md lists them), so new words break them. " +
+			"If the change is meant: put the new words in the rows of this test, in templates/ where they are quoted " +
+			"(templates/guides/ci.md.tmpl lists them all), run make generate for docs/, and say it in CHANGELOG.md as a breaking change.")
 	}
 	for _, d := range Decisions {
 		if !published[d] {
