@@ -36,6 +36,7 @@ type scenario interface {
 	run(ctx context.Context, b *bench) (string, error)
 }
 
+// scenarios are a full run; optIn (scale.go) only run when -only names them.
 var scenarios = []scenario{groupsScenario{}, clusterScenario{}, queryScenario{}, rpcScenario{}}
 
 // bench is what every scenario shares: the settings, the binaries, the server.
@@ -66,7 +67,7 @@ func main() {
 	flag.IntVar(&b.reps, "reps", 3, "timed repetitions of each measured command")
 	flag.BoolVar(&b.quick, "quick", false, "smoke run: the smallest sizes, one repetition, the first CLI only, no report unless -report is given")
 	flag.IntVar(&b.parallelism, "parallelism", 10, "terraform -parallelism")
-	flag.StringVar(&only, "only", "", "run one scenario alone ("+scenarioNames()+"): its section of the report is replaced, the rest kept")
+	flag.StringVar(&only, "only", "", "run these scenarios alone, comma-separated ("+scenarioNames()+"): each one's section of the report is replaced as it ends, the rest kept")
 	flag.StringVar(&b.out, "out", "out", "work directory for binaries, configurations and state (gitignored)")
 	flag.StringVar(&report, "report", "BENCHMARKS.md", "report to write; empty writes none")
 	flag.StringVar(&notes, "notes", "notes.md", "hand-written analysis appended to the report when the file exists")
@@ -87,11 +88,15 @@ func main() {
 	}
 	run := scenarios
 	if only != "" {
-		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name() == only })
-		if i < 0 {
-			fatalf("-only %q: the scenarios are %s", only, scenarioNames())
+		run = nil
+		all := append(slices.Clone(scenarios), optIn...)
+		for name := range strings.SplitSeq(only, ",") {
+			i := slices.IndexFunc(all, func(s scenario) bool { return s.name() == strings.TrimSpace(name) })
+			if i < 0 {
+				fatalf("-only %q: the scenarios are %s", name, scenarioNames())
+			}
+			run = append(run, all[i])
 		}
-		run = scenarios[i : i+1]
 	}
 	for _, s := range run {
 		if c, ok := s.(interface{ check(*bench) error }); ok {
@@ -115,7 +120,7 @@ func cachedTool(name string) string {
 
 func scenarioNames() string {
 	var names []string
-	for _, s := range scenarios {
+	for _, s := range append(slices.Clone(scenarios), optIn...) {
 		names = append(names, s.name())
 	}
 	return strings.Join(names, ", ")

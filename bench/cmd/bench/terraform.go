@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,7 @@ type terraform struct {
 	cliConfig   string
 	realDir     string // where rsswrap finds the real provider binaries
 	parallelism int
+	prefix      []string // a command the CLI runs under (perf record --), or none
 }
 
 func (tf *terraform) env(extra ...string) []string {
@@ -64,22 +66,24 @@ func (tf *terraform) env(extra ...string) []string {
 
 // run runs one command in dir, measures it, and returns what Terraform wrote (stdout and stderr
 // together). op is plan (it must plan changes), apply, refresh (a plan that must find no
-// changes), destroy, or query (with -json).
+// changes), adopt (a plan that must plan changes: of groups the server holds), destroy, or
+// query (with -json).
 func (tf *terraform) run(ctx context.Context, dir, op string, extraEnv ...string) (opResult, []byte, error) {
 	args := []string{op, "-no-color"}
 	changes := false
 	switch op {
 	case "apply", "destroy":
 		args = append(args, "-input=false", "-parallelism="+strconv.Itoa(tf.parallelism), "-auto-approve")
-	case "plan", "refresh":
+	case "plan", "refresh", "adopt":
 		args = []string{"plan", "-no-color", "-input=false", "-parallelism=" + strconv.Itoa(tf.parallelism), "-detailed-exitcode"}
-		changes = op == "plan"
+		changes = op != "refresh"
 	case "query":
 		args = append(args, "-json")
 	}
 	rssLog := filepath.Join(dir, "rss.log")
 	_ = os.Remove(rssLog)
-	cmd := exec.CommandContext(ctx, tf.bin, args...)
+	argv := append(append(slices.Clone(tf.prefix), tf.bin), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	// On interrupt let Terraform stop its providers itself, rather than orphan them.
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
