@@ -50,6 +50,9 @@ type bench struct {
 	rpcrss            string
 	srv               *valkeytest.Server
 	rdb               *redis.Client
+	// partial, when set (-only), writes a scenario's section before it ends: what a run of hours
+	// measured so far, kept if it is interrupted.
+	partial func(name, section string) error
 }
 
 // terraform is a runner for the CLI bin.

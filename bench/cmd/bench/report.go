@@ -40,6 +40,16 @@ func writeReport(ctx context.Context, b *bench, run []scenario, alone bool, repo
 		logf("writing %s", report)
 		return os.WriteFile(report, []byte(text), 0o644)
 	}
+	publish := func(name, section string) error {
+		var err error
+		if text, err = splice(text, name, marked(name, section)); err != nil {
+			return fmt.Errorf("%s: %w", report, err)
+		}
+		return write(text)
+	}
+	if alone {
+		b.partial = publish
+	}
 	var fresh strings.Builder
 	for _, s := range run {
 		logf("scenario %s", s.name())
@@ -55,10 +65,7 @@ func writeReport(ctx context.Context, b *bench, run []scenario, alone bool, repo
 			fresh.WriteString("\n" + marked(s.name(), section))
 			continue
 		}
-		if text, err = splice(text, s.name(), marked(s.name(), section)); err != nil {
-			return fmt.Errorf("%s: %w", report, err)
-		}
-		if err := write(text); err != nil {
+		if err := publish(s.name(), section); err != nil {
 			return err
 		}
 	}
