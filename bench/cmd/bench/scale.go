@@ -367,8 +367,8 @@ func (r *scaleResults) ratio(shape string, n int, op string, of func(opResult) f
 func (r *scaleResults) markdown(name string, began time.Time, load string) string {
 	var b strings.Builder
 	b.WriteString(sectionHead(fmt.Sprintf("Scale on %s: %s groups, count and module", r.cli, commaSizes(r.sizes)), began, load, r.cli,
-		fmt.Sprintf("%d timed repetition(s); `terraform -parallelism=10`; reproduce: `make bench-scale` (or `BENCH_FLAGS=\"-only %s\" make bench-scale`)",
-			r.reps, name)))
+		fmt.Sprintf("%d timed repetition(s); `terraform -parallelism=10`; reproduce: `BENCH_FLAGS=\"-only %s -scale-sizes %s\" make bench-scale`",
+			r.reps, name, *scaleSizes)))
 	b.WriteString(scaleMethod)
 	b.WriteString("### Targets\n\n")
 	b.WriteString(r.targets())
