@@ -200,15 +200,16 @@ var adoptWarning = regexp.MustCompile(`(?m)^Warning: Group "[^"]*" of "[^"]*" Wi
 
 // groupsOnServer counts the groups on the bench's k streams.
 func groupsOnServer(ctx context.Context, rdb *redis.Client, k int) (int64, error) {
-	cmds, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	var cmds []*redis.XInfoGroupsCmd
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range k {
-			p.XInfoGroups(ctx, groupStream(i))
+			cmds = append(cmds, p.XInfoGroups(ctx, groupStream(i)))
 		}
 		return nil
 	})
 	var total int64
 	for _, c := range cmds {
-		if gs, e := c.(*redis.XInfoGroupsCmd).Result(); e == nil {
+		if gs, e := c.Result(); e == nil {
 			total += int64(len(gs))
 		}
 	}
