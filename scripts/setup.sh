@@ -7,7 +7,7 @@
 #                (bookworm: from bookworm-backports), else valkey@9.1 (make demo runs it)
 #   valkey@X.Y   Valkey 8.0, 8.1 or 9.1 built from Debian's source package into $BIN_DIR/valkey-RELEASE/,
 #                or with TPV_VALKEY_SOURCE=github (TPV_VALKEY_GITHUB: a mirror) from GitHub's tarball
-#   terraform[@VERSION] tofu[@VERSION] lint goreleaser actionlint opa gotestsum   the binary on PATH
+#   terraform[@VERSION] tofu[@VERSION] lint goreleaser actionlint opa gotestsum act   the binary on PATH
 #                when it reports the version, else Terraform from HashiCorp's releases where they
 #                answer, else built from the Go module proxy
 # Progress goes to stderr, the package managers' and the Go toolchain's output to build/setup.log.
@@ -212,6 +212,7 @@ for t in "$@"; do
     goreleaser) go_tool "$(tool_path goreleaser "$GORELEASER_VERSION")" "$GORELEASER_VERSION" github.com/goreleaser/goreleaser/v2 \
       -ldflags "-X main.version=$GORELEASER_VERSION" ;;
     actionlint) go_tool "$BIN_DIR/actionlint" 1.7.12 github.com/rhysd/actionlint/cmd/actionlint ;;
+    act) go_tool "$BIN_DIR/act" 0.2.89 github.com/nektos/act -ldflags "-X main.version=0.2.89" ;; # tools/actlocal
     opa) go_tool "$BIN_DIR/opa" 1.22.4 github.com/open-policy-agent/opa ;; # evaluates examples/policy in the tests
     gotestsum) go_tool "$(tool_path gotestsum "$GOTESTSUM_VERSION")" "$GOTESTSUM_VERSION" gotest.tools/gotestsum ;;
     *) log "unknown target $t"; exit 2 ;;
