@@ -32,34 +32,11 @@ notes() {
   fail "CHANGELOG.md has no section for $v: name it on the \"## Unreleased\" heading, as in \"## Unreleased ($v)\", or head a section \"## $v\""
 }
 
-verify() ( # a subshell: it changes into DIST
-  local root=$PWD dist key sums manifest listed want out problems=0 keyring
-  dist=$(cd "$caller" && realpath "${1:?usage: scripts/release.sh verify DIST KEY}")
-  key=$(cd "$caller" && realpath "${2:?usage: scripts/release.sh verify DIST KEY}")
-  cd "$dist"
-  problem() { echo "release $command: $*" >&2; problems=$((problems + 1)); }
-  sums=$(ls -1 -- *_SHA256SUMS 2>/dev/null) || true
-  [ -f "$sums" ] && [ -f "$sums.sig" ] || fail "want one *_SHA256SUMS file in $dist and its detached signature, found: ${sums:-none}"
-  # Every zip, and the manifest goreleaser uploads from terraform-registry-manifest.json.
-  manifest=${sums%_SHA256SUMS}_manifest.json
-  want=$( (ls -1 -- *.zip; echo "$manifest") | sort) listed=$(awk '{ print $2 }' "$sums" | sort)
-  if grep -q '\.sig$' <<<"$listed"; then
-    problem "$sums lists a signature: goreleaser added it after signing (goreleaser#6508, #6514), so the signature cannot cover it; use goreleaser 2.17.0 or later, or 2.14.3"
-  elif [ "$listed" != "$want" ]; then
-    problem "$sums lists"$'\n'"$listed"$'\n'"want the zips and the manifest:"$'\n'"$want"
-  fi
-  out=$(sed "s|  $manifest\$|  $root/terraform-registry-manifest.json|" "$sums" | sha256sum --quiet --strict -c - 2>&1) \
-    || problem "$dist does not match $sums (the manifest is terraform-registry-manifest.json): $(head -n 3 <<<"$out")"
-  # A keyring of KEY alone, so that no other key of the machine can vouch for the signature.
-  keyring=$(mktemp -d -t release-verify-XXXXXX)
-  trap 'rm -rf "$keyring"' EXIT
-  gpg --homedir "$keyring" --dearmor <"$key" >"$keyring/key.gpg" 2>/dev/null || fail "$key is not an ASCII-armoured public key"
-  out=$(gpgv --keyring "$keyring/key.gpg" "$sums.sig" "$sums" 2>&1) \
-    || problem "the signature $sums.sig does not verify $sums with $key, so terraform init would refuse the release:"$'\n'"$out"
-  [ "$problems" = 0 ] || fail "$problems of the release's checks failed"
-  grep -o 'Good signature from .*' <<<"$out" | sed "s/^/$sums.sig: /"
-  echo "$sums: lists the $(wc -l <"$sums" | tr -d ' ') files of the release (zips and manifest), each matching"
-)
+# verify DIST KEY: as terraform init checks it (tools/verifyrelease).
+verify() {
+  local usage='usage: scripts/release.sh verify DIST KEY'
+  go run ./tools/verifyrelease "$(cd "$caller" && realpath "${1:?$usage}")" "$(cd "$caller" && realpath "${2:?$usage}")"
+}
 
 check() {
   local out=$PWD/build/release-check version tag mode=--release zip listing
