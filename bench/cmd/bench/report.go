@@ -84,7 +84,7 @@ func writeReport(ctx context.Context, b *bench, run []scenario, alone bool, repo
 
 // markedSection is the section of that name in report, with its markers.
 func markedSection(report, name string) (string, bool) {
-	begin, end := fmt.Sprintf("<!-- bench: %s, begin -->", name), fmt.Sprintf("<!-- bench: %s, end -->\n", name)
+	begin, end := markers(name)
 	i, j := strings.Index(report, begin), strings.Index(report, end)
 	if i < 0 || j < i {
 		return "", false
@@ -94,13 +94,19 @@ func markedSection(report, name string) (string, bool) {
 
 func firstLine(s string) string { line, _, _ := strings.Cut(s, "\n"); return line }
 
+// markers are the lines around a scenario's section of the report.
+func markers(name string) (begin, end string) {
+	return fmt.Sprintf("<!-- bench: %s, begin -->", name), fmt.Sprintf("<!-- bench: %s, end -->\n", name)
+}
+
 func marked(name, section string) string {
-	return fmt.Sprintf("<!-- bench: %s, begin -->\n%s<!-- bench: %s, end -->\n", name, section, name)
+	begin, end := markers(name)
+	return begin + "\n" + section + end
 }
 
 // splice puts a marked section in place of the report's section of that name, or at the end.
 func splice(report, name, section string) (string, error) {
-	begin, end := fmt.Sprintf("<!-- bench: %s, begin -->", name), fmt.Sprintf("<!-- bench: %s, end -->\n", name)
+	begin, end := markers(name)
 	i, j := strings.Index(report, begin), strings.Index(report, end)
 	switch {
 	case i < 0 && j < 0:
