@@ -24,8 +24,8 @@ import (
 // map read from a .tfvars file, each calling for_each over its groups).
 //
 // A cycle, from an empty server and no state: apply (every group and stream created), a plan
-// that must find no changes, destroy (the groups stay on the server), and a plan that adopts (no
-// state, every group on the server). Each command of ours runs beside the floor's same command,
+// that must find no changes, a plan that adopts (the state set aside, every group on the server),
+// and destroy (the groups stay on the server), the longest, last. Each command of ours runs beside the floor's same command,
 // back to back, the order alternating. One repetition by default: a cycle at 10,000 takes most of
 // an hour a subject. With perf on PATH, the apply at the largest N of the count shape runs
 // under `perf record` for both subjects, which says where the time goes.
@@ -38,7 +38,7 @@ var (
 )
 
 var (
-	scaleOps      = []string{"apply", "refresh", "destroy", "adopt"}
+	scaleOps      = []string{"apply", "refresh", "adopt", "destroy"} // destroy, the longest, last: a stopped run keeps the rest
 	scaleSubjects = []string{"ours", "floor"}
 )
 
@@ -119,15 +119,17 @@ func (s scaleScenario) run(ctx context.Context, b *bench) (string, error) {
 					}
 				}
 			}
+			res.cells = append(res.cells, scaleCell{shape, n})
 			for rep := range reps {
 				profile := *scalePerf && perfErr == nil && rep == 0 && shape == "count" && n == sizes[len(sizes)-1]
-				if err := b.scaleCycle(ctx, tf, s.cli, res, shape, n, profile, fmt.Sprintf("rep %d/%d", rep+1, reps)); err != nil {
-					return "", err
+				label := fmt.Sprintf("rep %d/%d", rep+1, reps)
+				progress := func(op string) error { // what is measured so far, marked as unfinished
+					if b.partial == nil {
+						return nil
+					}
+					return b.partial(s.name(), res.markdown(s.name(), began, load)+fmt.Sprintf("\n_Unfinished: measured up to %s, N=%d, %s, %s._\n", shape, n, scaleOpLabels[op], label))
 				}
-			}
-			res.cells = append(res.cells, scaleCell{shape, n})
-			if b.partial != nil { // the cells measured so far, marked as unfinished
-				if err := b.partial(s.name(), res.markdown(s.name(), began, load)+fmt.Sprintf("\n_Unfinished: measured up to %s, N=%d._\n", shape, n)); err != nil {
+				if err := b.scaleCycle(ctx, tf, s.cli, res, shape, n, profile, label, progress); err != nil {
 					return "", err
 				}
 			}
@@ -137,7 +139,9 @@ func (s scaleScenario) run(ctx context.Context, b *bench) (string, error) {
 }
 
 // scaleCycle runs one cycle of both subjects, command by command, and checks what ours did.
-func (b *bench) scaleCycle(ctx context.Context, tf *terraform, cli string, res *scaleResults, shape string, n int, profile bool, label string) error {
+// The plan that adopts runs with the state set aside, before destroy, which then finds it back.
+func (b *bench) scaleCycle(ctx context.Context, tf *terraform, cli string, res *scaleResults, shape string, n int, profile bool, label string,
+	progress func(op string) error) error {
 	if err := b.rdb.FlushAll(ctx).Err(); err != nil {
 		return err
 	}
@@ -157,9 +161,20 @@ func (b *bench) scaleCycle(ctx context.Context, tf *terraform, cli string, res *
 			if profile && op == "apply" {
 				run = tf.under("perf", "record", "-q", "-e", "cpu-clock", "-F", "99", "-g", "-o", filepath.Join(dir, "perf.data"), "--")
 			}
+			state := filepath.Join(dir, "terraform.tfstate")
+			if op == "adopt" {
+				if err := os.Rename(state, state+".aside"); err != nil {
+					return err
+				}
+			}
 			r, out, err := b.counted(ctx, run, dir, op, b.srv.Addr())
 			if err != nil {
 				return err
+			}
+			if op == "adopt" {
+				if err := os.Rename(state+".aside", state); err != nil {
+					return err
+				}
 			}
 			if profile && op == "apply" {
 				if res.profiles[sub], err = perfSummary(ctx, filepath.Join(dir, "perf.data")); err != nil {
@@ -172,6 +187,9 @@ func (b *bench) scaleCycle(ctx context.Context, tf *terraform, cli string, res *
 				}
 			}
 			res.samples[k] = append(res.samples[k], r)
+		}
+		if err := progress(op); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -387,7 +405,7 @@ func (r *scaleResults) markdown(name string, began time.Time, load string) strin
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range r.cells {
 		shape, n := c.shape, c.n
-		for _, op := range scaleOps {
+		for _, op := range r.measured(shape, n) {
 			ours, floor := scaleKey{shape, n, "ours", op}, scaleKey{shape, n, "floor", op}
 			fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %.2fx | %s | %s | %.1f |\n", shape, n, scaleOpLabels[op],
 				secs(r.value(ours, opResult.wallSecs)), secs(r.value(floor, opResult.wallSecs)),
@@ -403,10 +421,15 @@ func (r *scaleResults) markdown(name string, began time.Time, load string) strin
 	for _, shape := range r.shapes {
 		for _, op := range scaleOps {
 			fmt.Fprintf(&b, "| %s | %s |", shape, scaleOpLabels[op])
+			largest := r.sizes[len(r.sizes)-1]
 			for _, n := range r.sizes {
-				fmt.Fprintf(&b, " %s |", mib(r.value(scaleKey{shape, n, "ours", op}, opResult.rssMiB)))
+				fmt.Fprintf(&b, " %s |", r.rss(scaleKey{shape, n, "ours", op}))
 			}
-			fmt.Fprintf(&b, " %.2fx | %s |\n", r.rssGrowth(shape, op), mib(r.value(scaleKey{shape, r.sizes[len(r.sizes)-1], "floor", op}, opResult.rssMiB)))
+			growth := "–"
+			if g := r.rssGrowth(shape, op); g > 0 {
+				growth = fmt.Sprintf("%.2fx", g)
+			}
+			fmt.Fprintf(&b, " %s | %s |\n", growth, r.rss(scaleKey{shape, largest, "floor", op}))
 		}
 	}
 	if len(r.profiles) > 0 {
@@ -420,11 +443,30 @@ func (r *scaleResults) markdown(name string, began time.Time, load string) strin
 	return b.String()
 }
 
+// measured are the commands of a cell both subjects have run.
+func (r *scaleResults) measured(shape string, n int) []string {
+	var ops []string
+	for _, op := range scaleOps {
+		if len(r.samples[scaleKey{shape, n, "ours", op}]) > 0 && len(r.samples[scaleKey{shape, n, "floor", op}]) > 0 {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// rss is a peak RSS cell of the table: "not measured" before its command has run.
+func (r *scaleResults) rss(k scaleKey) string {
+	if len(r.samples[k]) == 0 {
+		return "not measured"
+	}
+	return mib(r.value(k, opResult.rssMiB))
+}
+
 // rssGrowth is ours' median peak RSS at the largest N over that at the smallest.
 func (r *scaleResults) rssGrowth(shape, op string) float64 {
 	lo := r.value(scaleKey{shape, r.sizes[0], "ours", op}, opResult.rssMiB).med
 	hi := r.value(scaleKey{shape, r.sizes[len(r.sizes)-1], "ours", op}, opResult.rssMiB).med
-	if lo == 0 {
+	if lo == 0 || hi == 0 {
 		return 0
 	}
 	return hi / lo
@@ -436,7 +478,7 @@ func (r *scaleResults) targets() string {
 	checked, worst := 0, 0.0
 	for _, c := range r.cells {
 		shape, n := c.shape, c.n
-		for _, op := range scaleOps {
+		for _, op := range r.measured(shape, n) {
 			m := r.ratio(shape, n, op, opResult.wallSecs).med
 			checked++
 			worst = max(worst, m)
@@ -457,7 +499,7 @@ func (r *scaleResults) targets() string {
 				continue
 			}
 			measured = append(measured, c.shape)
-			for _, op := range scaleOps {
+			for _, op := range r.measured(c.shape, c.n) {
 				growth = max(growth, r.rssGrowth(c.shape, op))
 			}
 		}
@@ -487,8 +529,8 @@ var scaleMethod = `- N ` + "`valkey_stream_group`" + ` resources over N/10 strea
 - Two subjects: **ours**, and the **plugin floor** (` + "`bench/floor`" + `: our schemas, sends and says nothing). Each command of
   ours runs beside the floor's same command, back to back, who goes first alternating.
 - A cycle, from an empty server and no state: **apply** (every group created with its stream: ` + "`MKSTREAM`" + `), a **no-change
-  plan**, **destroy** (Delete only forgets: the groups stay, and each is warned twice), and a **plan that adopts** (no state,
-  every group already on the server: each warned ` + "`Will Be Adopted`" + `). After each command of ours the harness counts
+  plan**, a **plan that adopts** (the state set aside, every group already on the server: each warned ` + "`Will Be Adopted`" + `), and
+  **destroy** (Delete only forgets: the groups stay, and each is warned twice). After each command of ours the harness counts
   the groups on the server and the warnings printed (` + "`checkScale`" + `).
 - Wall time is the command end to end; CPU is user+sys of the CLI and every process it waited for; provider CPU and peak
   RSS come from ` + "`bench/cmd/rsswrap`" + `. One repetition by default (` + "`-scale-reps`" + `): a ratio is one pair of runs, on a
