@@ -1,12 +1,5 @@
 #!/usr/bin/env bash
-# The release (RELEASING.md). Usage, from anywhere: scripts/release.sh COMMAND
-#   check  make release-check: the v* tag at HEAD (else the next release CHANGELOG.md names) built
-#          for linux/amd64 and darwin/arm64, signed with a throwaway key and verified, into dist/
-#          and, its public key, build/release-check/signing-key.asc
-#   notes [--release] X.Y.Z  its section of CHANGELOG.md, "## vX.Y.Z" ("## Unreleased (vX.Y.Z)" too without --release)
-#   verify DIST KEY  DIST as terraform init checks it, with the public key KEY alone
-#   prepare|build|publish  the v* tag at HEAD (none: all three; needs GPG_FINGERPRINT, GITHUB_TOKEN): notes
-#          and public key into build/release; goreleaser builds, signs, drafts (CI: goreleaser-action); verify; publish
+# The release (RELEASING.md), from anywhere: scripts/release.sh COMMAND (the usage at the end).
 set -euo pipefail
 caller=$PWD
 cd "$(dirname "$0")/.."
@@ -16,6 +9,7 @@ fail() { echo "release $command: $*" >&2; exit 1; }
 goreleaser() { scripts/setup.sh goreleaser >/dev/null && "$(tool_path goreleaser "$GORELEASER_VERSION")" "$@"; }
 tag_at_head() { git describe --tags --exact-match --match 'v[0-9]*' HEAD 2>/dev/null; }
 
+# notes [--release] X.Y.Z: its section of CHANGELOG.md, "## vX.Y.Z" ("## Unreleased (vX.Y.Z)" too without --release).
 notes() {
   local release=0 v text
   if [ "${1:-}" = --release ]; then release=1; shift; fi
@@ -38,8 +32,10 @@ verify() {
   go run ./tools/verifyrelease "$(cd "$caller" && realpath "${1:?$usage}")" "$(cd "$caller" && realpath "${2:?$usage}")"
 }
 
+# check (make release-check): the v* tag at HEAD (else the next release CHANGELOG.md names) built for
+# linux/amd64 and darwin/arm64, signed with a throwaway key and verified, into dist/; the key in $out.
 check() {
-  local out=$PWD/build/release-check version tag mode=--release zip listing
+  local out=$PWD/build/release-check version tag mode=--release
   local log=$out/goreleaser.log config=$out/goreleaser-ci.yml
   rm -rf "$out" && mkdir -p "$out"
   goreleaser check
@@ -65,18 +61,14 @@ check() {
   gpg --batch --armor --export "$GPG_FINGERPRINT" >"$out/signing-key.asc" 2>>"$log"
   goreleaser release --snapshot --clean --skip=publish,before --config "$config" --release-notes "$out/release-notes.md" >>"$log" 2>&1 \
     || { tail -n 30 "$log"; fail "goreleaser snapshot release failed; full log: $log"; }
-  local zips=(dist/*.zip)
-  [ "${#zips[@]}" = 2 ] || fail "want 2 zips in dist/, found: ${zips[*]}"
-  for zip in "${zips[@]}"; do
-    listing=$(unzip -Z1 "$zip")
-    grep -qx 'LICENSE' <<<"$listing" && grep -qx "terraform-provider-valkey_v$version" <<<"$listing" \
-      || fail "$zip lacks LICENSE or the provider binary for v$version: $listing"
-    echo "$zip: $(tr '\n' ' ' <<<"$listing")"
-  done
+  local zips=(dist/*_"$version"_*.zip)
+  [ "${#zips[@]}" = 2 ] || fail "want 2 zips of v$version in dist/, found: $(ls dist)"
   verify "$PWD/dist" "$out/signing-key.asc"
   echo "goreleaser $GORELEASER_VERSION: configuration valid; v$version snapshot for linux/amd64 and darwin/arm64 signed with key $GPG_FINGERPRINT and verified"
 }
 
+# prepare|build|publish (none: all three) the v* tag at HEAD: notes and public key into build/release;
+# goreleaser builds, signs, drafts (the workflow: goreleaser-action); verify, publish.
 release() {
   : "${GPG_FINGERPRINT:?set GPG_FINGERPRINT to the fingerprint of the signing key}" "${GITHUB_TOKEN:?set GITHUB_TOKEN}"
   local tag out=build/release

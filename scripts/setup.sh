@@ -66,7 +66,7 @@ install_deps() {
     return "$missing"
   fi
   # debian-archive-keyring: the Valkey builds fetch Debian's source packages (on Ubuntu too).
-  apt_install redis-server python3-botocore build-essential libssl-dev pkg-config unzip debian-archive-keyring
+  apt_install redis-server python3-botocore build-essential libssl-dev pkg-config debian-archive-keyring
   install_deps_valkey
 }
 

@@ -1,13 +1,16 @@
 // Command verifyrelease checks a release as terraform init does, with the public key alone:
 // dist holds one *_SHA256SUMS and its detached signature; the file lists exactly the zips of
 // dist and the registry manifest (goreleaser uploads terraform-registry-manifest.json under
-// that name), each matching its SHA-256; and the signature verifies with the key. It is
-// `scripts/release.sh verify` (make release-check, and the release before it is published).
+// that name), each matching its SHA-256; each zip holds LICENSE and the binary of its name's
+// version (terraform-provider-valkey_vX.Y.Z, .exe on Windows); and the signature verifies with
+// the key. It is `scripts/release.sh verify` (make release-check, and the release before it is
+// published).
 //
 // Usage, from the repository root: go run ./tools/verifyrelease DIST KEY
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -55,6 +58,9 @@ func verify(dist, keyFile, manifestFile string) (string, error) {
 	want := []string{manifest}
 	for _, z := range zips {
 		want = append(want, filepath.Base(z))
+		if problem := zipHolds(z); problem != "" {
+			problems = append(problems, problem)
+		}
 	}
 	var listed []string
 	for _, line := range strings.Split(strings.TrimSpace(string(sums)), "\n") {
@@ -102,6 +108,32 @@ func verify(dist, keyFile, manifestFile string) (string, error) {
 	for name := range signer.Identities {
 		names = append(names, name)
 	}
-	return fmt.Sprintf("%s.sig: good signature from %s, key %s\n%s: lists the %d files of the release (zips and manifest), each matching\n",
+	return fmt.Sprintf("%s.sig: good signature from %s, key %s\n%s: lists the %d files of the release (zips and manifest), each matching; each zip holds LICENSE and its binary\n",
 		sumsPath, strings.Join(names, ", "), signer.PrimaryKey.KeyIdString(), sumsPath, len(listed)), nil
+}
+
+// zipHolds says what a release zip lacks, PROVIDER_VERSION_OS_ARCH.zip: LICENSE, and the binary
+// PROVIDER_vVERSION (.exe on Windows), as the registry's install expects.
+func zipHolds(file string) string {
+	parts := strings.Split(strings.TrimSuffix(filepath.Base(file), ".zip"), "_")
+	if len(parts) != 4 {
+		return fmt.Sprintf("%s is not named PROVIDER_VERSION_OS_ARCH.zip", file)
+	}
+	binary := parts[0] + "_v" + parts[1]
+	if parts[2] == "windows" {
+		binary += ".exe"
+	}
+	r, err := zip.OpenReader(file)
+	if err != nil {
+		return fmt.Sprintf("%s is not a zip: %v", file, err)
+	}
+	defer func() { _ = r.Close() }()
+	var names []string
+	for _, f := range r.File {
+		names = append(names, f.Name)
+	}
+	if !slices.Contains(names, "LICENSE") || !slices.Contains(names, binary) {
+		return fmt.Sprintf("%s holds %v, want LICENSE and %s", file, names, binary)
+	}
+	return ""
 }

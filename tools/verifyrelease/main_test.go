@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,7 +21,8 @@ func release(t *testing.T, extra string) (dist, key, manifest string, signer *op
 	t.Helper()
 	dir := t.TempDir()
 	dist, key, manifest = filepath.Join(dir, "dist"), filepath.Join(dir, "key.asc"), filepath.Join(dir, "manifest.json")
-	files := map[string]string{"p_1.0.0_linux_amd64.zip": "linux", "p_1.0.0_darwin_arm64.zip": "darwin", "p_1.0.0_manifest.json": `{"version":1}`}
+	files := map[string]string{"p_1.0.0_linux_amd64.zip": zipOf(t, "LICENSE", "p_v1.0.0"), "p_1.0.0_windows_arm64.zip": zipOf(t, "LICENSE", "p_v1.0.0.exe"),
+		"p_1.0.0_manifest.json": `{"version":1}`}
 	if err := os.Mkdir(dist, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +70,26 @@ func sign(t *testing.T, file string) *openpgp.Entity {
 	return entity
 }
 
+// zipOf is a zip archive of the named files, each holding its name.
+func zipOf(t *testing.T, names ...string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := zip.NewWriter(&b)
+	for _, name := range names {
+		f, err := w.Create(name)
+		if err == nil {
+			_, err = f.Write([]byte(name))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func write(t *testing.T, file, content string) {
 	t.Helper()
 	if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
@@ -99,8 +121,17 @@ func TestVerify_RefusesWhatInitRefuses(t *testing.T) {
 			write(t, filepath.Join(dist, "p_1.0.0_linux_amd64.zip"), "changed")
 		}, want: "p_1.0.0_linux_amd64.zip does not match"},
 		"a zip not listed": {change: func(t *testing.T, dist, _ string) {
-			write(t, filepath.Join(dist, "p_1.0.0_windows_386.zip"), "windows")
+			write(t, filepath.Join(dist, "p_1.0.0_windows_386.zip"), zipOf(t, "LICENSE", "p_v1.0.0.exe"))
 		}, want: "want the zips and the manifest"},
+		"a zip without the license": {change: func(t *testing.T, dist, _ string) {
+			write(t, filepath.Join(dist, "p_1.0.1_linux_arm64.zip"), zipOf(t, "p_v1.0.1"))
+		}, want: "want LICENSE and p_v1.0.1"},
+		"a zip with another version's binary": {change: func(t *testing.T, dist, _ string) {
+			write(t, filepath.Join(dist, "p_1.0.1_linux_arm64.zip"), zipOf(t, "LICENSE", "p_v1.0.0"))
+		}, want: "want LICENSE and p_v1.0.1"},
+		"a Windows zip without .exe": {change: func(t *testing.T, dist, _ string) {
+			write(t, filepath.Join(dist, "p_1.0.1_windows_amd64.zip"), zipOf(t, "LICENSE", "p_v1.0.1"))
+		}, want: "want LICENSE and p_v1.0.1.exe"},
 		"another manifest": {change: func(t *testing.T, _, manifest string) { write(t, manifest, "{}") }, want: "manifest.json does not match"},
 		"another key's signature": {change: func(t *testing.T, dist, _ string) {
 			sign(t, filepath.Join(dist, "p_1.0.0_SHA256SUMS"))
