@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: examples/demo applied with the provider built from this tree to a throwaway
-# valkey-server on loopback: the plan, the apply, the groups as the server sees them, and destroy
-# leaving them. It first gets what is missing, saying how long that takes: Valkey as `make deps`
-# installs it (where it cannot, it stops at once saying what to run), and a terraform >= 1.5 or
-# tofu >= 1.6 (else Terraform 1.5.7). Logs: build/demo*.log. DEMO_TIMES=FILE gets the times.
+# `make demo` (README.md): examples/demo applied to a throwaway valkey-server on loopback, after
+# getting what is missing (Valkey as make deps does, a terraform >= 1.5 or tofu >= 1.6, else
+# Terraform 1.5.7). Logs: build/demo*.log. DEMO_TIMES=FILE gets the times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -1,13 +1,8 @@
 #!/usr/bin/env bash
-# Measures the README's two commands as a newcomer meets them, on a clone of HEAD in a scratch
-# folder, and writes the figures (with the date, the commit and the load) to TIMINGS.md.
-#   scripts/first-run.sh demo [no-package]   make demo, cold then warm (no-package: as where apt
-#                                            has no Valkey, Ubuntu 24.04)
-#   scripts/first-run.sh ci [warm]           make ci, cold (every tool compiled first) or warm
-# Linux, as root, with unshare(1). A cold run happens in a mount namespace of its own: /usr, /etc
-# and /var are overlays whose writes land in the scratch folder, so the machine outside is
-# untouched. Inside, Valkey's packages and apt's lists are gone, the tool cache and Go's module
-# and build caches are empty folders, and for the demo terraform and tofu are hidden too.
+# scripts/first-run.sh demo [no-package] | ci [warm]: the README's two commands as a newcomer meets
+# them, on a clone of HEAD, the figures written to TIMINGS.md (which says how). Linux, as root: a
+# cold run is in a mount namespace whose /usr, /etc and /var are overlays, so the machine outside
+# stays as it is; inside, Valkey, apt's lists, the tool cache and Go's caches are gone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# `make generate`: docs/ from templates/ and examples/ with tfplugindocs, and the table of
-# environment variables in templates/index.md.tmpl from internal/provider/settings_table.go.
-# The schema is Terraform 1.16.4's `providers schema -json`, which exports everything the
-# provider serves (1.5.7 exports no functions, identities or list resources; OpenTofu 1.12 no
-# list resources). `check` (make docs-check) fails instead when either would change.
+# `make generate`: docs/ by tfplugindocs, and templates/index.md.tmpl's table of environment
+# variables from settings_table.go; `check` (make docs-check) fails if either would change. The
+# schema is Terraform 1.16.4's: 1.5.7 exports no functions, identities or list resources.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# `make install`: the provider built and put where `terraform init` and `tofu init` find it with no
-# CLI configuration (the implied local mirror, for registry.terraform.io and registry.opentofu.org);
-# prints both paths. PLUGINS_DIR (default ~/.terraform.d/plugins), VERSION (default: the next release
-# CHANGELOG.md names; the binary reports it) and GOOS/GOARCH (default: this machine's) change that.
+# `make install`: the provider in the implied local mirror of terraform init and tofu init (both
+# paths printed). PLUGINS_DIR (~/.terraform.d/plugins), VERSION (the next release of CHANGELOG.md)
+# and GOOS/GOARCH change where and what.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# scripts/lane.sh NAME CLI [FLAG...]: the acceptance and system tests on one CLI, through
-# gotestsum (scripts/lib.sh gotest), on the server of CLI_VALKEY_VERSION. CLI is a word of
-# .github/cli-matrix.json (terraform@VERSION, tofu@VERSION, terraform@path, tofu@path), or env
-# for TF_ACC_TERRAFORM_PATH; a version missing here is installed (scripts/setup.sh). FLAGs are
-# go test's (-run, -skip). LANE_PACKAGES names the packages (default: provider systemtest),
-# whose test binaries the GNUmakefile builds once for every lane (build/test/).
+# scripts/lane.sh NAME CLI [-run|-skip RE...]: the acceptance and system tests of LANE_PACKAGES
+# (default provider systemtest; binaries in build/test/) on one CLI, through gotestsum, on the
+# server of CLI_VALKEY_VERSION. CLI: terraform@VERSION, tofu@VERSION, terraform@path, tofu@path,
+# or env (TF_ACC_TERRAFORM_PATH); a missing version is installed (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
