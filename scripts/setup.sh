@@ -1,16 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the tests, the gates and the demo need, each only when missing, into the tool
-# cache ($BIN_DIR, scripts/lib.sh). Only deps and deps-valkey install system packages.
-#   deps         make deps: on Debian and Ubuntu, what building Valkey takes, redis-server,
-#                python3-botocore and unzip, then deps-valkey; elsewhere it says what to install
-#   deps-valkey  valkey-server, -tools and -sentinel from apt where the archive has them
-#                (bookworm: from bookworm-backports), else valkey@9.1 (make demo runs it)
-#   valkey@X.Y   Valkey 8.0, 8.1 or 9.1 built from Debian's source package into $BIN_DIR/valkey-RELEASE/,
-#                or with TPV_VALKEY_SOURCE=github (TPV_VALKEY_GITHUB: a mirror) from GitHub's tarball
-#   terraform[@VERSION] tofu[@VERSION] lint goreleaser actionlint opa gotestsum act   the binary on PATH
-#                when it reports the version, else Terraform from HashiCorp's releases where they
-#                answer, else built from the Go module proxy
-# Progress goes to stderr, the package managers' and the Go toolchain's output to build/setup.log.
+# scripts/setup.sh TARGET...: what the tests, gates and demo need, each only when missing, into
+# the tool cache ($BIN_DIR); prints it. Only deps and deps-valkey install system packages.
+# Targets: deps, deps-valkey, valkey@X.Y, terraform[@V], tofu[@V] and Go tools (the case below);
+# CONTRIBUTING.md says what each installs where. Output of the installers: build/setup.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -86,7 +78,7 @@ install_deps_valkey() {
     apt_install "${valkey[@]}"
   else # an archive frozen before Valkey was forked (Ubuntu 24.04 and earlier, Debian bullseye)
     log "this system's apt has no valkey-server: building Valkey $VALKEY_FALLBACK into the tool cache instead"
-    apt_install build-essential libssl-dev pkg-config debian-archive-keyring
+    apt_install build-essential libssl-dev pkg-config unzip debian-archive-keyring
     install_valkey_built "$VALKEY_FALLBACK" && log "the tests find it as $(valkey_server path)"
   fi
 }
@@ -153,60 +145,24 @@ go_install() {
 
 go_tool() { cached "$1" "$2" || go_install "$@"; }
 
-# install_terraform [VERSION]: from HashiCorp's releases where they answer, with hc-install (the
-# installer terraform-plugin-testing uses; it checks HashiCorp's signature); else built.
-install_terraform() {
-  local version=${1:-$TERRAFORM_VERSION} bin dir status=0
-  bin=$(tool_path terraform "$version")
+# terraform|tofu [VERSION]: tools/installcli (Terraform from HashiCorp's releases where they
+# answer, else built from the Go module proxy).
+install_cli() {
+  local version=${2:-$TERRAFORM_VERSION} bin
+  [ "$1" = terraform ] || version=${2:-$TOFU_VERSION}
+  bin=$(tool_path "$1" "$version")
   cached "$bin" "$version" && return
-  if command -v curl >/dev/null && curl -fsS -o /dev/null --max-time 10 https://releases.hashicorp.com/terraform/ 2>/dev/null; then
-    log "downloading Terraform $version from releases.hashicorp.com (hc-install)"
-    dir=$(mktemp -d)
-    quietly go build -trimpath -o "$dir/hc-install" github.com/hashicorp/hc-install/cmd/hc-install \
-      && quietly "$dir/hc-install" install -version "$version" -path "$dir" terraform && mv "$dir/terraform" "$bin" || status=$?
-    rm -rf "$dir"
-    return "$status"
-  fi
-  version_at_least "$version" 1.6 || { go_install "$bin" "$version" github.com/hashicorp/terraform; return; }
-  # 1.6 and later point ten nested modules (remote-state backends, internal/legacy) at folders
-  # the module zip lacks (replace X => ./internal/...). The proxy serves each as a module of its
-  # own at the release commit's pseudo-version, v0.0.0-<commit time>-<hash[:12]>: the replaces
-  # are rewritten to those. 1.16.4: about 4 minutes on two cores and 2.4 GB of modules, once.
-  log "building Terraform $version from the Go module proxy (about 4 minutes, cached afterwards)"
-  local json src hash time pseudo paths p
-  json=$(cd /tmp && GOFLAGS= go mod download -json "github.com/hashicorp/terraform@v$version" 2>>"$LOG") || { log "could not download Terraform $version (see $LOG)"; return 1; }
-  dir=$(json_field Dir <<<"$json") hash=$(json_field Hash <<<"$json")
-  time=$(sed -n 's/^.*"Time":"\([^"]*\)".*$/\1/p' "$(json_field Info <<<"$json")")
-  [ -n "$dir" ] && [ -n "$hash" ] && [ -n "$time" ] || { log "could not read the release commit of Terraform $version (see $LOG)"; return 1; }
-  pseudo="v0.0.0-$(tr -d -- '-:TZ' <<<"$time")-${hash:0:12}"
-  src=$(mktemp -d)
-  cp -r "$dir/." "$src" && chmod -R u+w "$src"
-  paths=$(sed -n 's#^replace \([^ ]*\) => \./internal/.*#\1#p' "$src/go.mod")
-  for p in $paths; do sed -i "s#^replace $p => \./internal/.*#replace $p => $p $pseudo#" "$src/go.mod"; done
-  (cd "$src" && export GOFLAGS=-mod=mod CGO_ENABLED=0 && quietly go mod download $(printf "%s@$pseudo " $paths) \
-    && quietly go build -ldflags "-w -s -X 'github.com/hashicorp/terraform/version.dev=no'" -trimpath -buildvcs=false -o "$bin" .) || status=$?
-  rm -rf "$src"
-  return "$status"
-}
-json_field() { sed -n "s/^[[:space:]]*\"$1\": \"\\([^\"]*\\)\",\\{0,1\\}\$/\\1/p" | head -n 1; }
-
-install_tofu() {
-  local version=${1:-$TOFU_VERSION} bin dir
-  bin=$(tool_path tofu "$version")
-  cached "$bin" "$version" && return
-  log "building OpenTofu $version from the Go module proxy (about 3 minutes, cached afterwards)"
-  # `go install` refuses the module (it has replace directives); building inside it works.
-  dir=$(cd /tmp && GOFLAGS= go mod download -json "github.com/opentofu/opentofu@v$version" 2>>"$LOG" | json_field Dir)
-  [ -n "$dir" ] || { log "could not download OpenTofu $version (see $LOG)"; return 1; }
-  (cd "$dir" && GOFLAGS= quietly go build -trimpath -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$bin" ./cmd/tofu)
+  log "getting $1 $version into the tool cache (downloaded, or built from the Go module proxy: 3-6 minutes on two cores, once)"
+  GOFLAGS= quietly go run ./tools/installcli "$1" "$version" "$bin"
 }
 
 [ $# -gt 0 ] || set -- terraform tofu
 for t in "$@"; do
   case "$t" in
-    deps | terraform | tofu) "install_$t" ;;
+    deps) install_deps ;;
     deps-valkey) install_deps_valkey ;;
-    terraform@* | tofu@*) "install_${t%%@*}" "${t#*@}" ;;
+    terraform | tofu) install_cli "$t" ;;
+    terraform@* | tofu@*) install_cli "${t%%@*}" "${t#*@}" ;;
     valkey@*) install_valkey_built "${t#*@}" ;;
     lint) go_tool "$BIN_DIR/golangci-lint" 2.15.0 github.com/golangci/golangci-lint/v2/cmd/golangci-lint ;;
     goreleaser) go_tool "$(tool_path goreleaser "$GORELEASER_VERSION")" "$GORELEASER_VERSION" github.com/goreleaser/goreleaser/v2 \
