@@ -35,14 +35,7 @@ install_hint() {
 }
 
 # valkey_release X.Y: "RELEASE SUITE" of a build (SUITE: Debian's suite with its source).
-valkey_release() {
-  case "$1" in
-    8.0) echo "8.0.1 bookworm-backports" ;;
-    8.1) echo "8.1.1 trixie" ;;
-    9.1) echo "9.1.2 sid" ;;
-    *) return 1 ;;
-  esac
-}
+valkey_release() { case "$1" in 8.0) echo "8.0.1 bookworm-backports" ;; 8.1) echo "8.1.1 trixie" ;; 9.1) echo "9.1.2 sid" ;; *) return 1 ;; esac; }
 
 # valkey_server WORD: the valkey-server of a version word (VALKEY_VERSIONS, CLI_VALKEY_VERSION).
 # path is the one the tests find ($VALKEY_SERVER, on PATH, else make deps' build); X.Y is the

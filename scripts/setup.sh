@@ -136,8 +136,7 @@ reports() { local out; [ -x "$1" ] && { out=$("$1" --version 2>&1) || out=$("$1"
 
 # go_tool BIN VERSION PACKAGE [FLAG...]: BIN, cached, or built by go install PACKAGE@vVERSION.
 go_install() {
-  local bin=$1 version=$2 package=$3 gobin
-  shift 3
+  local bin=$1 version=$2 package=$3 gobin && shift 3
   log "building $package $version from the Go module proxy (1-6 minutes, cached afterwards)"
   gobin=$(mktemp -d)
   GOBIN="$gobin" GOFLAGS= quietly go install -trimpath "$@" "$package@v$version" && mv "$gobin"/* "$bin" && rmdir "$gobin"
