@@ -97,8 +97,12 @@ func build(cli, version, out string) error {
 		return err
 	}
 	var dl struct{ Dir, Info, Error string }
-	if err := goJSON(os.TempDir(), &dl, "mod", "download", "-json", c.module+"@v"+version); err != nil || dl.Error != "" {
-		return fmt.Errorf("downloading %s %s: %v %s", cli, version, err, dl.Error)
+	err = goJSON(os.TempDir(), &dl, "mod", "download", "-json", c.module+"@v"+version)
+	if dl.Error != "" {
+		return fmt.Errorf("downloading %s %s: %s", cli, version, dl.Error)
+	}
+	if err != nil {
+		return fmt.Errorf("downloading %s %s: %w", cli, version, err)
 	}
 	info, err := os.ReadFile(dl.Info)
 	if err != nil {
