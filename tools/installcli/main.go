@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,16 +37,21 @@ var clis = map[string]struct{ module, pkg, ldflags string }{
 	"tofu":      {"github.com/opentofu/opentofu", "./cmd/tofu", "-w -s -X github.com/opentofu/opentofu/version.dev=no"},
 }
 
+var errBuilt = errors.New("OpenTofu is not downloaded here")
+
 func main() {
 	if len(os.Args) != 4 || clis[os.Args[1]].module == "" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./tools/installcli terraform|tofu VERSION OUT")
 		os.Exit(2)
 	}
 	cli, v, out := os.Args[1], strings.TrimPrefix(os.Args[2], "v"), os.Args[3]
-	err := fmt.Errorf("HashiCorp's releases do not answer")
-	if cli == "terraform" && releasesAnswer() {
-		fmt.Printf("installcli: downloading Terraform %s from releases.hashicorp.com\n", v)
-		err = download(v, out)
+	var err error = errBuilt
+	if cli == "terraform" {
+		err = fmt.Errorf("HashiCorp's releases do not answer")
+		if releasesAnswer() {
+			fmt.Printf("installcli: downloading Terraform %s from releases.hashicorp.com\n", v)
+			err = download(v, out)
+		}
 	}
 	if err != nil {
 		fmt.Printf("installcli: building %s %s from the Go module proxy (%v)\n", cli, v, err)
