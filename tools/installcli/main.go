@@ -45,7 +45,7 @@ func main() {
 		os.Exit(2)
 	}
 	cli, v, out := os.Args[1], strings.TrimPrefix(os.Args[2], "v"), os.Args[3]
-	var err error = errBuilt
+	err := errBuilt
 	if cli == "terraform" {
 		err = fmt.Errorf("HashiCorp's releases do not answer")
 		if releasesAnswer() {
