@@ -84,7 +84,8 @@ func download(v, out string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "installcli-")
+	// Beside out, so that the rename never crosses file systems (/tmp is often a tmpfs).
+	dir, err := os.MkdirTemp(filepath.Dir(out), ".installcli-")
 	if err != nil {
 		return err
 	}
@@ -102,8 +103,7 @@ func build(cli, version, out string) error {
 	if err != nil {
 		return err
 	}
-	var dl struct{ Dir, Info, Error string }
-	err = goJSON(os.TempDir(), &dl, "mod", "download", "-json", c.module+"@v"+version)
+	dl, err := modDownload(c.module + "@v" + version)
 	if dl.Error != "" {
 		return fmt.Errorf("downloading %s %s: %s", cli, version, dl.Error)
 	}
@@ -196,12 +196,13 @@ func goRun(dir string, args ...string) error {
 	return nil
 }
 
-func goJSON(dir string, v any, args ...string) error {
-	cmd := exec.Command("go", args...)
-	cmd.Dir, cmd.Stderr, cmd.Env = dir, os.Stderr, append(os.Environ(), "GOFLAGS=")
+// modDownload is `go mod download -json` of one module, run outside any module.
+func modDownload(mod string) (dl struct{ Dir, Info, Error string }, err error) {
+	cmd := exec.Command("go", "mod", "download", "-json", mod)
+	cmd.Dir, cmd.Stderr, cmd.Env = os.TempDir(), os.Stderr, append(os.Environ(), "GOFLAGS=")
 	out, err := cmd.Output()
-	if jerr := json.Unmarshal(out, v); jerr != nil && err == nil {
+	if jerr := json.Unmarshal(out, &dl); jerr != nil && err == nil {
 		err = jerr
 	}
-	return err
+	return dl, err
 }
