@@ -17,11 +17,12 @@ import (
 )
 
 // The scale scenarios (`make bench-scale`, not part of a full run or of CI): N groups over N/10
-// streams in one configuration, N up to 10,000, on one CLI each (scale-terraform-1.5.7,
-// scale-terraform-1.16.4, scale-tofu-1.12.6: the oldest and newest CLI tested, and OpenTofu),
-// ours beside the plugin floor, in the two shapes platform teams write at that size: **count**
-// (one block with count = N) and **module** (a module per stream, called with for_each over a
-// map read from a .tfvars file, each calling for_each over its groups).
+// streams in one configuration, N up to 10,000, ours beside the plugin floor, one scenario (and
+// section of the report) per CLI and shape, so that each can be measured in a session of its
+// own: scale-<CLI>-<shape>, on Terraform 1.5.7 and 1.16.4 (the oldest and newest CLI tested)
+// and OpenTofu 1.12.6, in the two shapes platform teams write at that size: **count** (one
+// block with count = N) and **module** (a module per stream, called with for_each over a map
+// read from a .tfvars file, each calling for_each over its groups).
 //
 // A cycle, from an empty server and no state: apply (every group and stream created), a plan
 // that must find no changes, a plan that adopts (the state set aside, every group on the server),
@@ -31,10 +32,9 @@ import (
 // under `perf record` for both subjects, which says where the time goes.
 
 var (
-	scaleSizes      = flag.String("scale-sizes", "1000,10000", "comma-separated N for the scale scenarios (N groups over N/10 streams)")
-	scaleReps       = flag.Int("scale-reps", 1, "timed repetitions of each scale cycle")
-	scaleShapesFlag = flag.String("scale-shapes", "count,module", "comma-separated shapes for the scale scenarios, measured in this order at each N")
-	scalePerf       = flag.Bool("scale-perf", true, "profile the apply at the largest N (count shape) with perf record, when perf is on PATH")
+	scaleSizes = flag.String("scale-sizes", "1000,10000", "comma-separated N for the scale scenarios (N groups over N/10 streams)")
+	scaleReps  = flag.Int("scale-reps", 1, "timed repetitions of each scale cycle")
+	scalePerf  = flag.Bool("scale-perf", true, "profile the apply at the largest N (count shape) with perf record, when perf is on PATH")
 )
 
 var (
@@ -50,13 +50,21 @@ var scaleOpLabels = map[string]string{"apply": "apply", "refresh": "no-change pl
 
 // optIn are the scenarios a full run leaves out (its report keeps their last sections): -only
 // names them.
-var optIn = []scenario{scaleScenario{"terraform-1.5.7"}, scaleScenario{"terraform-1.16.4"}, scaleScenario{"tofu-1.12.6"}}
+var optIn = func() []scenario {
+	var all []scenario
+	for _, cli := range []string{"terraform-1.5.7", "terraform-1.16.4", "tofu-1.12.6"} {
+		for _, shape := range []string{"count", "module"} {
+			all = append(all, scaleScenario{cli, shape})
+		}
+	}
+	return all
+}()
 
-// scaleScenario is the scale scenario on one CLI: the binary of that name scripts/setup.sh
-// builds into the tool cache.
-type scaleScenario struct{ cli string }
+// scaleScenario is the scale scenario on one CLI, the binary of that name scripts/setup.sh
+// builds into the tool cache, in one shape.
+type scaleScenario struct{ cli, shape string }
 
-func (s scaleScenario) name() string       { return "scale-" + s.cli }
+func (s scaleScenario) name() string       { return "scale-" + s.cli + "-" + s.shape }
 func (s scaleScenario) check(*bench) error { return checkCLI(s.bin()) }
 func (s scaleScenario) bin() string        { return cachedTool(s.cli) }
 
@@ -78,7 +86,7 @@ type scaleCell struct {
 type scaleResults struct {
 	cli      string
 	sizes    []int
-	shapes   []string
+	shape    string
 	reps     int
 	samples  map[scaleKey][]opResult
 	reached  map[scaleKey]int64 // groups on the server after ours' command
@@ -94,44 +102,36 @@ func (s scaleScenario) run(ctx context.Context, b *bench) (string, error) {
 	if b.quick {
 		sizes, reps = sizes[:1], 1
 	}
-	shapes := strings.Split(*scaleShapesFlag, ",")
-	for _, shape := range shapes {
-		if shape != "count" && shape != "module" {
-			return "", fmt.Errorf("-scale-shapes: %q is neither count nor module", shape)
-		}
-	}
-	tf := b.terraform(s.bin())
-	res := &scaleResults{cli: version(s.bin(), tf.env(), "version"), sizes: sizes, shapes: shapes, reps: reps, samples: map[scaleKey][]opResult{},
+	shape, tf := s.shape, b.terraform(s.bin())
+	res := &scaleResults{cli: version(s.bin(), tf.env(), "version"), sizes: sizes, shape: shape, reps: reps, samples: map[scaleKey][]opResult{},
 		reached: map[scaleKey]int64{}, profiles: map[string]string{}, load: map[scaleKey]float64{}}
 	_, perfErr := exec.LookPath("perf")
 	for _, n := range sizes {
-		for _, shape := range shapes {
-			for _, sub := range scaleSubjects {
-				dir := scaleDir(b, s.cli, shape, n, sub)
-				if err := writeScaleConfig(dir, sub == "floor", shape, n, n/10); err != nil {
-					return "", err
-				}
-				if shape == "module" { // the module installed, untimed: `terraform get`, as init without the providers, which dev_overrides serve
-					init := exec.CommandContext(ctx, tf.bin, "get", "-no-color")
-					init.Dir, init.Env = dir, tf.env()
-					if out, err := init.CombinedOutput(); err != nil {
-						return "", fmt.Errorf("terraform get in %s: %w\n%s", dir, err, out)
-					}
+		for _, sub := range scaleSubjects {
+			dir := scaleDir(b, s.cli, shape, n, sub)
+			if err := writeScaleConfig(dir, sub == "floor", shape, n, n/10); err != nil {
+				return "", err
+			}
+			if shape == "module" { // the module installed, untimed: `terraform get`, as init without the providers, which dev_overrides serve
+				init := exec.CommandContext(ctx, tf.bin, "get", "-no-color")
+				init.Dir, init.Env = dir, tf.env()
+				if out, err := init.CombinedOutput(); err != nil {
+					return "", fmt.Errorf("terraform get in %s: %w\n%s", dir, err, out)
 				}
 			}
-			res.cells = append(res.cells, scaleCell{shape, n})
-			for rep := range reps {
-				profile := *scalePerf && perfErr == nil && rep == 0 && shape == "count" && n == sizes[len(sizes)-1]
-				label := fmt.Sprintf("rep %d/%d", rep+1, reps)
-				progress := func(op string) error { // what is measured so far, marked as unfinished
-					if b.partial == nil {
-						return nil
-					}
-					return b.partial(s.name(), res.markdown(s.name(), began, load)+fmt.Sprintf("\n_Unfinished: measured up to %s, N=%d, %s, %s._\n", shape, n, scaleOpLabels[op], label))
+		}
+		res.cells = append(res.cells, scaleCell{shape, n})
+		for rep := range reps {
+			profile := *scalePerf && perfErr == nil && rep == 0 && shape == "count" && n == sizes[len(sizes)-1]
+			label := fmt.Sprintf("rep %d/%d", rep+1, reps)
+			progress := func(op string) error { // what is measured so far, marked as unfinished
+				if b.partial == nil {
+					return nil
 				}
-				if err := b.scaleCycle(ctx, tf, s.cli, res, shape, n, profile, label, progress); err != nil {
-					return "", err
-				}
+				return b.partial(s.name(), res.markdown(s.name(), began, load)+fmt.Sprintf("\n_Unfinished: measured up to %s, N=%d, %s, %s._\n", shape, n, scaleOpLabels[op], label))
+			}
+			if err := b.scaleCycle(ctx, tf, s.cli, res, shape, n, profile, label, progress); err != nil {
+				return "", err
 			}
 		}
 	}
@@ -392,10 +392,14 @@ func (r *scaleResults) ratio(shape string, n int, op string, of func(opResult) f
 
 func (r *scaleResults) markdown(name string, began time.Time, load string) string {
 	var b strings.Builder
-	b.WriteString(sectionHead(fmt.Sprintf("Scale on %s: %s groups, %s", r.cli, commaSizes(r.sizes), strings.Join(r.shapes, " and ")), began, load, r.cli,
-		fmt.Sprintf("%d timed repetition(s); `terraform -parallelism=10`; reproduce: `BENCH_FLAGS=\"-only %s -scale-sizes %s -scale-shapes %s\" make bench-scale`",
-			r.reps, name, *scaleSizes, strings.Join(r.shapes, ","))))
-	b.WriteString(scaleMethod)
+	perf := ""
+	if !*scalePerf {
+		perf = " -scale-perf=false"
+	}
+	b.WriteString(sectionHead(fmt.Sprintf("Scale on %s: %s groups, %s", r.cli, commaSizes(r.sizes), r.shape), began, load, r.cli,
+		fmt.Sprintf("%d timed repetition(s); `terraform -parallelism=10`; reproduce: `BENCH_FLAGS=\"-only %s -scale-sizes %s -scale-reps %d%s\" make bench-scale`",
+			r.reps, name, *scaleSizes, r.reps, perf)))
+	b.WriteString(scaleShapes[r.shape] + scaleMethod)
 	b.WriteString("### Targets\n\n")
 	b.WriteString(r.targets())
 	b.WriteString("\n### Time per command\n\n")
@@ -418,19 +422,17 @@ func (r *scaleResults) markdown(name string, began time.Time, load string) strin
 		fmt.Fprintf(&b, " ours, N=%d |", n)
 	}
 	b.WriteString(" largest / smallest N | floor, largest N |\n|---|---|" + strings.Repeat("---|", len(r.sizes)+2) + "\n")
-	for _, shape := range r.shapes {
-		for _, op := range scaleOps {
-			fmt.Fprintf(&b, "| %s | %s |", shape, scaleOpLabels[op])
-			largest := r.sizes[len(r.sizes)-1]
-			for _, n := range r.sizes {
-				fmt.Fprintf(&b, " %s |", r.rss(scaleKey{shape, n, "ours", op}))
-			}
-			growth := "–"
-			if g := r.rssGrowth(shape, op); g > 0 {
-				growth = fmt.Sprintf("%.2fx", g)
-			}
-			fmt.Fprintf(&b, " %s | %s |\n", growth, r.rss(scaleKey{shape, largest, "floor", op}))
+	for _, op := range scaleOps {
+		fmt.Fprintf(&b, "| %s | %s |", r.shape, scaleOpLabels[op])
+		largest := r.sizes[len(r.sizes)-1]
+		for _, n := range r.sizes {
+			fmt.Fprintf(&b, " %s |", r.rss(scaleKey{r.shape, n, "ours", op}))
 		}
+		growth := "–"
+		if g := r.rssGrowth(r.shape, op); g > 0 {
+			growth = fmt.Sprintf("%.2fx", g)
+		}
+		fmt.Fprintf(&b, " %s | %s |\n", growth, r.rss(scaleKey{r.shape, largest, "floor", op}))
 	}
 	if len(r.profiles) > 0 {
 		fmt.Fprintf(&b, "\n### Where the apply's time goes: `perf record -e cpu-clock -F 99 -g`, count, N=%d\n\n", r.sizes[len(r.sizes)-1])
@@ -487,7 +489,7 @@ func (r *scaleResults) targets() string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "- Every command of ours within %.2fx of the plugin floor's (wall, %d ratios: %d cells of shape and size, 4 commands): %s — %d of %d within, the largest %.2fx.\n",
+	fmt.Fprintf(&b, "- Every command of ours within %.2fx of the plugin floor's (wall, %d ratios: %d sizes, 4 commands): %s — %d of %d within, the largest %.2fx.\n",
 		scaleTarget, checked, len(r.cells), verdict(len(missed) == 0), checked-len(missed), checked, worst)
 	for _, m := range missed {
 		b.WriteString("  - over: " + m + "\n")
@@ -523,10 +525,16 @@ func commaSizes(ns []int) string {
 	return strings.Join(s, " and ")
 }
 
-var scaleMethod = `- N ` + "`valkey_stream_group`" + ` resources over N/10 streams (group ` + "`g<i>`" + ` on stream ` + "`bench:{s<i mod N/10>}:stream`" + `, every
-  other one at ` + "`\"head\"`" + `), in two shapes: **count**, one block with ` + "`count = N`" + `; **module**, a module per stream
-  called with ` + "`for_each`" + ` over a map read from a ` + "`.tfvars`" + ` file, each with ` + "`for_each`" + ` over its ten groups.
-- Two subjects: **ours**, and the **plugin floor** (` + "`bench/floor`" + `: our schemas, sends and says nothing). Each command of
+// scaleShapes says how each shape writes the N groups: the first line of a section's method.
+var scaleShapes = map[string]string{
+	"count": "- N `valkey_stream_group` resources over N/10 streams (group `g<i>` on stream `bench:{s<i mod N/10>}:stream`, every\n" +
+		"  other one at `\"head\"`), in the **count** shape: one block with `count = N`.\n",
+	"module": "- N `valkey_stream_group` resources over N/10 streams (group `g<i>` on stream `bench:{s<i mod N/10>}:stream`, every\n" +
+		"  other one at `\"head\"`), in the **module** shape: a module per stream, called with `for_each` over a map read\n" +
+		"  from a `.tfvars` file, each with `for_each` over its ten groups.\n",
+}
+
+var scaleMethod = `- Two subjects: **ours**, and the **plugin floor** (` + "`bench/floor`" + `: our schemas, sends and says nothing). Each command of
   ours runs beside the floor's same command, back to back, who goes first alternating.
 - A cycle, from an empty server and no state: **apply** (every group created with its stream: ` + "`MKSTREAM`" + `), a **no-change
   plan**, a **plan that adopts** (the state set aside, every group already on the server: each warned ` + "`Will Be Adopted`" + `), and
