@@ -142,15 +142,33 @@ func (c *checker) run(name string, run *yaml.Node) []string {
 	return targets
 }
 
-// uses checks that an action or reusable workflow is pinned: owner/action@SHA # vX.Y.Z.
+// uses checks that an action or reusable workflow is pinned: owner/action@SHA # vX.Y.Z. A
+// local one (./path) is the repository's own, at the commit that runs: it must exist.
 func (c *checker) uses(name string, uses *yaml.Node) {
 	if uses == nil {
+		return
+	}
+	if path, local := strings.CutPrefix(uses.Value, "./"); local && uses.Kind == yaml.ScalarNode {
+		if c.localFile(path, path+"/action.yml", path+"/action.yaml") {
+			return
+		}
+		c.problem("%s:%d: 'uses: %s' names no action.yml or workflow in the repository: add it or fix the path", name, uses.Line, uses.Value)
 		return
 	}
 	if uses.Kind != yaml.ScalarNode || !pinned.MatchString(uses.Value) || !version.MatchString(uses.LineComment) {
 		c.problem("%s:%d: 'uses: %s' is not pinned to a full commit SHA with its version in a comment (uses: owner/action@SHA # vX.Y.Z)",
 			name, uses.Line, strings.TrimSpace(uses.Value+" "+uses.LineComment))
 	}
+}
+
+// localFile tells whether one of paths is a file of the repository.
+func (c *checker) localFile(paths ...string) bool {
+	for _, path := range paths {
+		if info, err := os.Stat(filepath.Join(c.root, path)); err == nil && !info.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // defined tells whether make -n accepts target in the repository root: the GNUmakefile defines

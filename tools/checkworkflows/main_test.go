@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -165,6 +166,33 @@ func TestCheck_ActionNotPinnedToShaWithVersionCommentFails(t *testing.T) {
 	t.Run("reusable workflow of a job", func(t *testing.T) {
 		root := repo(t, map[string][2]string{".github/workflows/nightly.yml": {"jobs:\n", "jobs:\n  lint:\n    uses: o/r/.github/workflows/l.yml@main\n"}})
 		problemOnly(t, root, ".github/workflows/nightly.yml:5: 'uses: o/r/.github/workflows/l.yml@main' is not pinned")
+	})
+}
+
+// A local action (./path) is the repository's own, at the commit that runs: not pinned, but it
+// must exist, as an action's folder or a reusable workflow.
+func TestCheck_LocalActionMustExist(t *testing.T) {
+	step := map[string][2]string{".github/workflows/test.yml": {"      - run: make gates\n", "      - uses: ./.github/actions/setup\n      - run: make gates\n"}}
+	t.Run("exists", func(t *testing.T) {
+		for _, file := range []string{".github/actions/setup/action.yml", ".github/actions/setup/action.yaml"} {
+			edit := map[string][2]string{file: {"", "runs:\n  using: composite\n  steps: []\n"}}
+			maps.Copy(edit, step)
+			if problems, _ := check(repo(t, edit)); len(problems) != 0 {
+				t.Errorf("with %s: problems %q, want none", file, problems)
+			}
+		}
+		root := repo(t, map[string][2]string{".github/workflows/nightly.yml": {"jobs:\n", "jobs:\n  lint:\n    uses: ./.github/workflows/test.yml\n"}})
+		if problems, _ := check(root); len(problems) != 0 {
+			t.Errorf("a job using a workflow of the repository: problems %q, want none", problems)
+		}
+	})
+	t.Run("missing", func(t *testing.T) {
+		problemOnly(t, repo(t, step), ".github/workflows/test.yml:9: 'uses: ./.github/actions/setup' names no action.yml or workflow in the repository")
+	})
+	t.Run("folder without action.yml", func(t *testing.T) {
+		edit := map[string][2]string{".github/actions/setup/README.md": {"", "no action here\n"}}
+		maps.Copy(edit, step)
+		problemOnly(t, repo(t, edit), "'uses: ./.github/actions/setup' names no action.yml")
 	})
 }
 
