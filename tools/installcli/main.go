@@ -32,9 +32,11 @@ import (
 	"golang.org/x/mod/module"
 )
 
+// clis are the CLIs built here. Unlike a release (-w -s), a build keeps its symbol table, so that
+// `perf report` names Terraform's functions (make bench-scale's profile of the apply).
 var clis = map[string]struct{ module, pkg, ldflags string }{
-	"terraform": {"github.com/hashicorp/terraform", ".", "-w -s -X github.com/hashicorp/terraform/version.dev=no"},
-	"tofu":      {"github.com/opentofu/opentofu", "./cmd/tofu", "-w -s -X github.com/opentofu/opentofu/version.dev=no"},
+	"terraform": {"github.com/hashicorp/terraform", ".", "-w -X github.com/hashicorp/terraform/version.dev=no"},
+	"tofu":      {"github.com/opentofu/opentofu", "./cmd/tofu", "-w -X github.com/opentofu/opentofu/version.dev=no"},
 }
 
 var errBuilt = errors.New("OpenTofu is not downloaded here")

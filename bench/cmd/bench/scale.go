@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -177,7 +179,7 @@ func (b *bench) scaleCycle(ctx context.Context, tf *terraform, cli string, res *
 				}
 			}
 			if profile && op == "apply" {
-				if res.profiles[sub], err = perfSummary(ctx, filepath.Join(dir, "perf.data")); err != nil {
+				if res.profiles[sub], err = perfSummary(ctx, filepath.Join(dir, "perf.data"), tf.bin); err != nil {
 					return err
 				}
 			}
@@ -323,8 +325,10 @@ resource %q "g" {
 
 // perfSummary reads a perf record of one command: the share of the samples of each process
 // (Terraform, the provider) and the functions with the most samples of their own, and, with
-// their callees, the functions that write Terraform's state as each resource completes.
-func perfSummary(ctx context.Context, data string) (string, error) {
+// their callees, the functions that write Terraform's state as each resource completes. A CLI
+// without a symbol table (a release build, linked with -s) has its functions named by address
+// alone: the summary says so.
+func perfSummary(ctx context.Context, data, cli string) (string, error) {
 	report := func(args ...string) ([]string, error) {
 		cmd := exec.CommandContext(ctx, "perf", append([]string{"report", "-i", data, "--stdio", "-g", "none", "--percent-limit", "1"}, args...)...)
 		var stderr bytes.Buffer
@@ -350,6 +354,13 @@ func perfSummary(ctx context.Context, data string) (string, error) {
 	self, err := report("--no-children", "--sort", "comm,sym")
 	if err != nil {
 		return "", err
+	}
+	if f, err := elf.Open(cli); err == nil {
+		if _, err := f.Symbols(); errors.Is(err, elf.ErrNoSymbols) {
+			b.WriteString("  - " + filepath.Base(cli) + " has no symbol table (linked with `-s`, as releases are), so perf names its functions by address: " +
+				"a CLI built from source without `-s` (as tools/installcli builds when it cannot download) names them\n")
+		}
+		f.Close()
 	}
 	b.WriteString("  - most samples of their own:\n")
 	for _, l := range self[:min(8, len(self))] {
