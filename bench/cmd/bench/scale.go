@@ -475,8 +475,11 @@ func (r *scaleResults) rss(k scaleKey) string {
 	return mib(r.value(k, opResult.rssMiB))
 }
 
-// rssGrowth is ours' median peak RSS at the largest N over that at the smallest.
+// rssGrowth is ours' median peak RSS at the largest N over that at the smallest; 0 with one N.
 func (r *scaleResults) rssGrowth(shape, op string) float64 {
+	if len(r.sizes) < 2 {
+		return 0
+	}
 	lo := r.value(scaleKey{shape, r.sizes[0], "ours", op}, opResult.rssMiB).med
 	hi := r.value(scaleKey{shape, r.sizes[len(r.sizes)-1], "ours", op}, opResult.rssMiB).med
 	if lo == 0 || hi == 0 {
